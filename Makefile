@@ -1,0 +1,64 @@
+# Big Two — developer entry points. Every target that runs code depends on `venv`, so each of
+# `make run`, `make test`, ... works alone on a fresh clone.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+BIGTWO := $(VENV)/bin/bigtwo
+STAMP  := $(VENV)/.installed
+
+# shared/ lies beside the repository (also in CI's fresh clone).
+SHARED  ?= ../shared
+VECTORS := tests/vectors
+
+.PHONY: venv run test bench lint proto vectors-refresh clean
+
+venv: $(STAMP)
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
+
+# Re-install only when pyproject.toml is newer than the stamp.
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install -e '.[dev]'
+	touch $@
+
+run: venv
+	$(BIGTWO) run
+
+test: venv
+	$(PY) -m pytest -q
+
+bench: venv
+	$(BIGTWO) bench engine --json
+
+lint: venv
+	$(VENV)/bin/ruff check engine service clients tests
+	$(VENV)/bin/mypy --strict engine
+
+# Generated stubs land next to the .proto files (proto/bigtwo/v1 -> package bigtwo.v1).
+# The API work fills proto/bigtwo/v1/*.proto; until then this target is a no-op.
+PROTOS := $(wildcard proto/bigtwo/v1/*.proto)
+proto: venv
+ifeq ($(strip $(PROTOS)),)
+	@echo "no protos yet"
+else
+	$(PY) -m grpc_tools.protoc -Iproto --python_out=proto --pyi_out=proto --grpc_python_out=proto $(PROTOS)
+endif
+
+# Mirror $(SHARED)/vectors/**/*.json into tests/vectors/ (subfolders kept), plus the format doc.
+vectors-refresh:
+	@test -d $(SHARED)/vectors || { echo "$(SHARED)/vectors not found (set SHARED=...)" >&2; exit 1; }
+	rm -rf $(VECTORS)
+	mkdir -p $(VECTORS)
+	cd $(SHARED)/vectors && find . -name '*.json' -type f -exec cp --parents {} $(CURDIR)/$(VECTORS)/ \;
+	cp $(SHARED)/vectors/README.md $(VECTORS)/VECTORS-FORMAT.md
+	printf '%s\n' '# Source' '' \
+	  'copied from shared/vectors of the Big Two project spec; refresh with make vectors-refresh' \
+	  > $(VECTORS)/SOURCE.md
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

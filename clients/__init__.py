@@ -1,0 +1,1 @@
+"""Clients for the Big Two service: the ``bigtwo`` command line."""

@@ -1,0 +1,1 @@
+"""Generated protobuf/gRPC modules for the ``bigtwo.v1`` API."""

@@ -1,0 +1,1 @@
+"""Stateless gRPC service for the Big Two rules engine."""
