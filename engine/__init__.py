@@ -1,0 +1,111 @@
+"""bigtwo.engine: the pure Big Two rules library (no I/O, no gRPC).
+
+Start here::
+
+    from bigtwo.engine import Ruleset, DealCode, deal_from_code, Deal, Move
+
+    rules = Ruleset.from_mapping({"preset": "hong-kong"})
+    deal = Deal.start(rules, deal_from_code(DealCode.parse("7K3M9QX2AB4HZ"), rules))
+    deal.verify(Move.play(deal.to_act, "3D"))   # raises a Refusal naming its RULES.md reason
+    events = deal.do(Move.play(deal.to_act, "3D"))
+"""
+
+from .cards import ALL_CARDS, Card, Rank, Suit, cards_of, mask_of, mask_text, parse_cards, parse_mask
+from .combos import Kind, Play, check_beats, classify, classify_mask, play_name
+from .deal import Deal, DealContext, DealState, Move
+from .dealing import DealCode, DealtCards, deal_from_code, explicit_deal, shuffled_deck
+from .errors import (
+    REFUSAL_CLASSES,
+    BadCardError,
+    CannotPassLeadingError,
+    DealCodeError,
+    DealError,
+    DoesNotBeatError,
+    EventLogError,
+    GameOverError,
+    MustIncludeOpeningCardError,
+    MustPlayHighestSingleError,
+    NoFlushError,
+    NoLoneTripleError,
+    NotACombinationError,
+    NotInHandError,
+    NotYourTurnError,
+    NoTwoInStraightsError,
+    Reason,
+    Refusal,
+    RulesetError,
+    SingleTwoLastError,
+    WrongSizeError,
+)
+from .events import CardsPlayed, DealEnded, DealStarted, DragonRevealed, Event, LastCard, Passed, TrickEnded
+from .rules import OPTION_NAMES, PRESET_NAMES, PRESETS, Ruleset, preset
+from .scoring import DealSettlement, SeatSettlement, ending_now, settle, settle_with_winner
+from .tables import RuleTables, tables_for
+
+__all__ = [
+    "ALL_CARDS",
+    "OPTION_NAMES",
+    "PRESETS",
+    "PRESET_NAMES",
+    "REFUSAL_CLASSES",
+    "BadCardError",
+    "CannotPassLeadingError",
+    "Card",
+    "CardsPlayed",
+    "Deal",
+    "DealCode",
+    "DealCodeError",
+    "DealContext",
+    "DealEnded",
+    "DealError",
+    "DealSettlement",
+    "DealStarted",
+    "DealState",
+    "DealtCards",
+    "DoesNotBeatError",
+    "DragonRevealed",
+    "Event",
+    "EventLogError",
+    "GameOverError",
+    "Kind",
+    "LastCard",
+    "Move",
+    "MustIncludeOpeningCardError",
+    "MustPlayHighestSingleError",
+    "NoFlushError",
+    "NoLoneTripleError",
+    "NoTwoInStraightsError",
+    "NotACombinationError",
+    "NotInHandError",
+    "NotYourTurnError",
+    "Passed",
+    "Play",
+    "Rank",
+    "Reason",
+    "Refusal",
+    "RuleTables",
+    "Ruleset",
+    "RulesetError",
+    "SeatSettlement",
+    "SingleTwoLastError",
+    "Suit",
+    "TrickEnded",
+    "WrongSizeError",
+    "cards_of",
+    "check_beats",
+    "classify",
+    "classify_mask",
+    "deal_from_code",
+    "ending_now",
+    "explicit_deal",
+    "mask_of",
+    "mask_text",
+    "parse_cards",
+    "parse_mask",
+    "play_name",
+    "preset",
+    "settle",
+    "settle_with_winner",
+    "shuffled_deck",
+    "tables_for",
+]

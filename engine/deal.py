@@ -1,0 +1,510 @@
+"""One deal as an event-sourced state machine (RULES.md "Refusals", the trick Decisions, opening,
+passing, dragon, auto-pass, going out on a single 2, highest single).
+
+``verify(move)`` says why a move is refused without changing anything; ``can(move)`` answers yes
+or no; ``do(move)`` verifies, turns the move into events and folds them in with ``apply``. The
+state changes only in ``apply``, so replaying a deal's events rebuilds it exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .cards import RANK_MASKS, Card, cards_of, parse_cards
+from .combos import Kind, Play, check_beats, classify_mask, play_name
+from .dealing import DealtCards
+from .errors import (
+    BadCardError,
+    CannotPassLeadingError,
+    EventLogError,
+    GameOverError,
+    MustIncludeOpeningCardError,
+    MustPlayHighestSingleError,
+    NotInHandError,
+    NotYourTurnError,
+    SingleTwoLastError,
+)
+from .events import CardsPlayed, DealEnded, DealStarted, DragonRevealed, Event, LastCard, Passed, TrickEnded
+from .generate import CARD_MASK, MASK_BITS, all_plays, can_beat, plays_of_size
+from .rules import AfterPass, NextHasOneCard, Opening, Ruleset, SingleTwoLast, Switch
+from .scoring import settle_with_winner
+from .tables import RuleTables, tables_for
+
+FULL_DECK = (1 << 52) - 1
+TWOS = RANK_MASKS[12]
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A seat's action: play some cards, or pass. Text form: ``pass`` or the cards, ``3D 3S``.
+
+    ``cards`` keeps exactly what was asked for (a repeated card stays repeated) so that verification
+    can name it; nothing about the cards is checked until :meth:`Deal.verify`.
+    """
+
+    seat: int
+    cards: tuple[Card, ...] = ()
+    is_pass: bool = False
+
+    @classmethod
+    def pass_(cls, seat: int) -> Move:
+        return cls(seat, (), True)
+
+    @classmethod
+    def play(cls, seat: int, cards: Iterable[Card] | str) -> Move:
+        return cls(seat, parse_cards(cards) if isinstance(cards, str) else tuple(cards), False)
+
+    @classmethod
+    def from_mask(cls, seat: int, mask: int) -> Move:
+        return cls(seat, cards_of(mask), mask == 0)
+
+    @classmethod
+    def parse(cls, seat: int, text: str) -> Move:
+        """``pass`` (any case) or card text; raises :class:`BadCardError` for text that is no card."""
+        if text.strip().lower() == "pass":
+            return cls.pass_(seat)
+        return cls.play(seat, text)
+
+    @property
+    def mask(self) -> int:
+        out = 0
+        for card in self.cards:
+            out |= card.bit
+        return out
+
+    def __str__(self) -> str:
+        return "pass" if self.is_pass else " ".join(str(card) for card in self.cards)
+
+
+@dataclass(frozen=True, slots=True)
+class DealContext:
+    """Where the deal sits in its match: needed by ``winner-leads``."""
+
+    deal_number: int = 1
+    previous_winner: int | None = None
+    empty_seats: frozenset[int] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True, slots=True)
+class DealState:
+    """Everything needed to go on playing, without the history: what a state token carries."""
+
+    hands: tuple[int, ...]
+    to_act: int
+    leader: int
+    table_mask: int
+    table_kind: Kind | None
+    table_key: int
+    last_player: int
+    passes: int
+    passed: int
+    played: int
+    opening_card: int
+    winner: int
+    moves_made: int
+    deal_number: int
+    start_sizes: tuple[int, ...]
+    scores: tuple[int, ...] = ()
+
+
+class Deal:
+    """The live state of one deal. Build it with :meth:`start` or :meth:`replay`."""
+
+    __slots__ = (
+        "_events",
+        "deal_number",
+        "hands",
+        "last_player",
+        "leader",
+        "moves_made",
+        "opening_card",
+        "passed",
+        "passes",
+        "played",
+        "players",
+        "ruleset",
+        "scores",
+        "start_sizes",
+        "table",
+        "tables",
+        "to_act",
+        "winner",
+    )
+
+    def __init__(self, ruleset: Ruleset) -> None:
+        self.ruleset = ruleset
+        self.tables: RuleTables = tables_for(ruleset)
+        self.players = ruleset.players
+        self.hands: list[int] = [0] * self.players
+        self.start_sizes: tuple[int, ...] = (0,) * self.players
+        self.to_act = 0
+        self.leader = 0
+        self.table: Play | None = None
+        self.last_player = -1
+        self.passes = 0
+        self.passed = 0
+        self.played = 0
+        self.opening_card = -1
+        self.winner = -1
+        self.moves_made = 0
+        self.deal_number = 1
+        self.scores: tuple[int, ...] = ()
+        self._events: list[Event] = []
+
+    # -- construction ----------------------------------------------------------------------------
+
+    @classmethod
+    def start(cls, ruleset: Ruleset, dealt: DealtCards, context: DealContext | None = None) -> Deal:
+        """A new deal: who leads, the opening card, and a dragon if one was dealt."""
+        context = context or DealContext()
+        if len(dealt.hands) != ruleset.players:
+            raise EventLogError(f"{len(dealt.hands)} hands dealt for {ruleset.players} players")
+        deal = cls(ruleset)
+        tables = deal.tables
+        all_dealt = dealt.dealt
+        winner_leads = (
+            ruleset.opening is Opening.WINNER_LEADS
+            and context.deal_number > 1
+            and context.previous_winner is not None
+            and 0 <= context.previous_winner < ruleset.players
+            and context.previous_winner not in context.empty_seats
+        )
+        if winner_leads:
+            assert context.previous_winner is not None
+            leader, opening_card = context.previous_winner, -1
+        else:
+            opening_card = tables.lowest_card_in(all_dealt)
+            leader = next(seat for seat, hand in enumerate(dealt.hands) if hand >> opening_card & 1)
+        started = DealStarted(
+            hands=dealt.hands,
+            leader=leader,
+            opening_card=opening_card,
+            deal_number=context.deal_number,
+            face_up_card=dealt.face_up_card,
+            face_up_seat=dealt.face_up_seat,
+        )
+        deal.apply(started)
+        if ruleset.dragon is Switch.ON:
+            for event in deal._dragon_events():
+                deal.apply(event)
+        return deal
+
+    @classmethod
+    def replay(cls, ruleset: Ruleset, events: Iterable[Event]) -> Deal:
+        """Fold a whole event log; the result equals the deal that produced it."""
+        deal = cls(ruleset)
+        for event in events:
+            deal.apply(event)
+        return deal
+
+    def clone(self) -> Deal:
+        """A cheap independent copy (history shared until either side appends)."""
+        other = Deal.__new__(Deal)
+        for name in Deal.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.hands = list(self.hands)
+        other._events = list(self._events)
+        return other
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        return tuple(self._events)
+
+    @property
+    def over(self) -> bool:
+        return self.winner >= 0
+
+    @property
+    def leading(self) -> bool:
+        """True when the seat to act leads a fresh trick (nothing on the table)."""
+        return self.table is None
+
+    def cards_left(self) -> tuple[int, ...]:
+        return tuple(hand.bit_count() for hand in self.hands)
+
+    def hand(self, seat: int) -> tuple[Card, ...]:
+        return cards_of(self.hands[seat])
+
+    def state(self) -> DealState:
+        table = self.table
+        return DealState(
+            hands=tuple(self.hands),
+            to_act=self.to_act,
+            leader=self.leader,
+            table_mask=table.mask if table else 0,
+            table_kind=table.kind if table else None,
+            table_key=table.key if table else -1,
+            last_player=self.last_player,
+            passes=self.passes,
+            passed=self.passed,
+            played=self.played,
+            opening_card=self.opening_card,
+            winner=self.winner,
+            moves_made=self.moves_made,
+            deal_number=self.deal_number,
+            start_sizes=self.start_sizes,
+            scores=self.scores,
+        )
+
+    @classmethod
+    def from_state(cls, ruleset: Ruleset, state: DealState) -> Deal:
+        """Resume from a snapshot (no history): what a service does with a state token."""
+        deal = cls(ruleset)
+        if len(state.hands) != deal.players:
+            raise EventLogError(f"state holds {len(state.hands)} hands for {deal.players} players")
+        deal.hands = list(state.hands)
+        deal.to_act = state.to_act
+        deal.leader = state.leader
+        deal.table = Play(state.table_mask, state.table_kind, state.table_key) if state.table_kind else None
+        deal.last_player = state.last_player
+        deal.passes = state.passes
+        deal.passed = state.passed
+        deal.played = state.played
+        deal.opening_card = state.opening_card
+        deal.winner = state.winner
+        deal.moves_made = state.moves_made
+        deal.deal_number = state.deal_number
+        deal.start_sizes = state.start_sizes
+        deal.scores = state.scores
+        return deal
+
+    # -- verify / can / do -----------------------------------------------------------------------
+
+    def verify(self, move: Move) -> Play | None:
+        """Raise the :class:`Refusal` RULES.md names for ``move``, or return what it plays (None for
+        a pass). Changes nothing."""
+        self._check_turn(move.seat, move.is_pass)
+        if move.is_pass:
+            return None
+        mask = 0
+        for card in move.cards:
+            if mask & card.bit:
+                raise NotInHandError(f"{card.pretty} is picked twice")
+            mask |= card.bit
+        return self._verify_mask(move.seat, mask)
+
+    def verify_text(self, seat: int, text: str) -> Play | None:
+        """Verify a move typed as text; text that is no card is ``bad-card`` in its place in the order."""
+        try:
+            move = Move.parse(seat, text)
+        except BadCardError:
+            self._check_turn(seat, is_pass=False)
+            raise
+        return self.verify(move)
+
+    def can(self, move: Move) -> bool:
+        try:
+            self.verify(move)
+        except ValueError:
+            return False
+        return True
+
+    def do(self, move: Move) -> tuple[Event, ...]:
+        """Verify and apply ``move``; returns the events it produced (auto-passes included)."""
+        play = self.verify(move)
+        return self._commit(move.seat, play)
+
+    def do_text(self, seat: int, text: str) -> tuple[Event, ...]:
+        play = self.verify_text(seat, text)
+        return self._commit(seat, play)
+
+    def _check_turn(self, seat: int, is_pass: bool) -> None:
+        if self.winner >= 0:
+            raise GameOverError(f"The deal is over: seat {self.winner} went out")
+        if seat != self.to_act:
+            raise NotYourTurnError(f"It is seat {self.to_act}'s turn, not seat {seat}'s")
+        if is_pass and self.table is None:
+            raise CannotPassLeadingError("You lead: play any hand")
+
+    def _verify_mask(self, seat: int, mask: int) -> Play:
+        hand = self.hands[seat]
+        missing = mask & ~hand
+        if missing:
+            names = " ".join(card.pretty for card in cards_of(missing))
+            raise NotInHandError(f"You do not hold {names}")
+        if self.opening_card >= 0 and not mask >> self.opening_card & 1:
+            raise MustIncludeOpeningCardError(
+                f"The first play must include {Card.from_index(self.opening_card).suit_first}"
+            )
+        play = check_beats(mask, self.table, self.tables)
+        self._check_game_rules(seat, play)
+        return play
+
+    def _check_game_rules(self, seat: int, play: Play) -> None:
+        if play.kind is not Kind.SINGLE:
+            return
+        hand = self.hands[seat]
+        rules = self.ruleset
+        if (
+            rules.single_two_last is SingleTwoLast.FORBIDDEN
+            and self.table is not None
+            and hand == play.mask
+            and play.mask & TWOS
+        ):
+            raise SingleTwoLastError("You can't go out on a single 2")
+        if rules.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE:
+            next_seat = (seat + 1) % self.players
+            if self.hands[next_seat].bit_count() == 1:
+                highest = self.tables.highest_card_in(hand)
+                if play.mask != 1 << highest:
+                    raise MustPlayHighestSingleError(
+                        f"The next player has one card left: a single must be your highest, "
+                        f"{Card.from_index(highest).pretty}"
+                    )
+
+    def _commit(self, seat: int, play: Play | None) -> tuple[Event, ...]:
+        index = self.moves_made
+        produced: list[Event]
+        if play is None:
+            produced = [Passed(seat, index)]
+        else:
+            produced = [CardsPlayed(seat, play.mask, play.kind, play.key, index)]
+        out: list[Event] = []
+        for event in produced:
+            self.apply(event)
+            out.append(event)
+        out.extend(self._follow_ups(seat, play))
+        return tuple(out)
+
+    def _follow_ups(self, seat: int, play: Play | None) -> list[Event]:
+        """Events the rules add after a move: last card, deal end, trick end, auto-passes."""
+        out: list[Event] = []
+
+        def emit(event: Event) -> None:
+            self.apply(event)
+            out.append(event)
+
+        if play is not None:
+            left = self.hands[seat].bit_count()
+            if left == 0:
+                emit(self._deal_ended(seat, by_dragon=False))
+                return out
+            if left == 1:
+                emit(LastCard(seat))
+            if self.ruleset.auto_pass is Switch.ON and not can_beat(
+                FULL_DECK & ~self.played, play.size, play.key, self.tables
+            ):
+                index = self.moves_made
+                for offset in range(1, self.players):
+                    other = (seat + offset) % self.players
+                    if not self.passed >> other & 1:
+                        emit(Passed(other, index, automatic=True))
+        if self.table is not None and self.passes >= self.players - 1:
+            emit(TrickEnded(self.last_player))
+        return out
+
+    def _deal_ended(self, winner: int, *, by_dragon: bool) -> DealEnded:
+        cards_left = tuple(hand.bit_count() for hand in self.hands)
+        twos_left = tuple((hand & TWOS).bit_count() for hand in self.hands)
+        settlement = settle_with_winner(self.ruleset, winner, cards_left, twos_left)
+        return DealEnded(winner, cards_left, twos_left, settlement.scores, by_dragon)
+
+    def _dragon_events(self) -> list[Event]:
+        dragons = [seat for seat, hand in enumerate(self.hands) if all(hand & rank for rank in RANK_MASKS)]
+        if not dragons:
+            return []
+        spade_two = Card.parse("2S").bit
+        holders = [seat for seat in dragons if self.hands[seat] & spade_two]
+        if holders:
+            winner = holders[0]
+        else:  # RULES.md Decision: the dragon holding the highest 2 under the suit order
+            winner = max(dragons, key=lambda s: self.tables.strength[self.tables.highest_card_in(self.hands[s] & TWOS)])
+        return [DragonRevealed(winner, self.hands[winner]), self._deal_ended(winner, by_dragon=True)]
+
+    # -- the fold --------------------------------------------------------------------------------
+
+    def apply(self, event: Event) -> None:
+        """Fold one event into the state. The only place the state changes."""
+        if isinstance(event, CardsPlayed):
+            seat = event.seat
+            self.hands[seat] &= ~event.mask
+            self.played |= event.mask
+            self.table = Play(event.mask, event.kind, event.key)
+            self.last_player = seat
+            self.opening_card = -1
+            self.moves_made = event.move_index + 1
+            if self.ruleset.after_pass is AfterPass.MAY_PLAY_AGAIN:
+                self.passes = 0
+                self.passed = 0
+            self.to_act = self._next_in_trick(seat)
+        elif isinstance(event, Passed):
+            self.passes += 1
+            self.passed |= 1 << event.seat
+            if not event.automatic:
+                self.moves_made = event.move_index + 1
+            if self.passes < self.players - 1:
+                self.to_act = self._next_in_trick(event.seat)
+        elif isinstance(event, TrickEnded):
+            self.table = None
+            self.leader = self.to_act = event.winner
+            self.passes = 0
+            self.passed = 0
+        elif isinstance(event, LastCard):
+            pass  # public marker only; the hand size already says it
+        elif isinstance(event, DealStarted):
+            self.hands = list(event.hands)
+            self.start_sizes = tuple(hand.bit_count() for hand in event.hands)
+            self.leader = self.to_act = event.leader
+            self.opening_card = event.opening_card
+            self.deal_number = event.deal_number
+        elif isinstance(event, DragonRevealed):
+            pass
+        elif isinstance(event, DealEnded):
+            self.winner = event.winner
+            self.scores = event.scores
+        else:  # pragma: no cover - the Event union is closed
+            raise EventLogError(f"unknown event {event!r}")
+        self._events.append(event)
+
+    def _next_in_trick(self, seat: int) -> int:
+        players = self.players
+        if self.ruleset.after_pass is AfterPass.MAY_PLAY_AGAIN:
+            return (seat + 1) % players
+        for offset in range(1, players):
+            other = (seat + offset) % players
+            if not self.passed >> other & 1:
+                return other
+        return seat
+
+    # -- legal moves -----------------------------------------------------------------------------
+
+    def legal_encoded(self) -> list[int]:
+        """Legal plays of the seat to act as ``key << 52 | mask`` integers, sorted; passing not included."""
+        if self.winner >= 0:
+            return []
+        seat = self.to_act
+        hand = self.hands[seat]
+        table = self.table
+        if table is None:
+            plays = all_plays(hand, self.tables)
+        else:
+            plays = plays_of_size(hand, table.size, self.tables, table.key)
+            plays.sort()
+        if self.opening_card >= 0:
+            bit = 1 << self.opening_card
+            plays = [p for p in plays if p & bit]
+        rules = self.ruleset
+        if rules.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE and self.hands[(seat + 1) % self.players].bit_count() == 1:
+            highest = 1 << self.tables.highest_card_in(hand)
+            plays = [p for p in plays if (p & CARD_MASK).bit_count() != 1 or p & CARD_MASK == highest]
+        if rules.single_two_last is SingleTwoLast.FORBIDDEN and table is not None and hand.bit_count() == 1:
+            plays = [p for p in plays if not (p & CARD_MASK & TWOS)]
+        return plays
+
+    def legal_plays(self) -> list[Play]:
+        return [classify_mask(encoded & CARD_MASK, self.tables) for encoded in self.legal_encoded()]
+
+    def legal_moves(self) -> list[Move]:
+        """Every move the seat to act may make: plays (sorted) then pass when passing is allowed."""
+        seat = self.to_act
+        moves = [Move.from_mask(seat, encoded & CARD_MASK) for encoded in self.legal_encoded()]
+        if self.winner < 0 and self.table is not None:
+            moves.append(Move.pass_(seat))
+        return moves
+
+    def name(self, play: Play) -> str:
+        return play_name(play, self.tables)
+

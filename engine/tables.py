@@ -1,0 +1,139 @@
+"""Lookup tables built once per ruleset, so that hot paths (legal moves, verification, search)
+are integer arithmetic on 52-bit hands.
+
+Nothing here is a rule of its own: every number is derived from a :class:`Ruleset` field, and
+:mod:`bigtwo.engine.combos` says what the numbers mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations
+
+from .cards import RANK_MASKS, SUIT_MASKS
+from .rules import Flush, Ruleset, Triples
+from .straights import SEQUENCE_BY_RANK_MASK, rank_mask_of
+
+# Five-card classes, low to high (RULES.md: straight < flush < full house < four < straight flush).
+STRAIGHT, FLUSH, FULL_HOUSE, FOUR_OF_A_KIND, STRAIGHT_FLUSH = range(5)
+CLASS_SHIFT = 32
+
+
+def _subsets_of_nibbles() -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """SUBSETS[k][pattern]: every k-card subset of a 4-bit suit pattern, as 4-bit patterns."""
+    table = []
+    for k in range(5):
+        row = []
+        for pattern in range(16):
+            bits = [1 << s for s in range(4) if pattern >> s & 1]
+            row.append(tuple(sum(c) for c in combinations(bits, k)))
+        table.append(tuple(row))
+    return tuple(table)
+
+
+SUBSETS = _subsets_of_nibbles()
+
+
+@dataclass(frozen=True, slots=True)
+class StraightRung:
+    """A rung as the generator needs it: its position, its five ranks, where the tie-break card is."""
+
+    position: int
+    ranks: tuple[int, ...]
+    rank_mask: int
+    tie_break: int
+
+
+@dataclass(frozen=True, slots=True)
+class RuleTables:
+    ruleset: Ruleset
+    players: int
+    strength: tuple[int, ...]
+    """strength[card index] = rank * 4 + suit strength: one number orders every single."""
+    suit_strength: tuple[int, ...]
+    """suit_strength[suit identity] = 0 (lowest) .. 3 (highest) under the suit order."""
+    card_by_strength: tuple[int, ...]
+    rungs: tuple[StraightRung, ...]
+    rung_by_rank_mask: dict[int, StraightRung]
+    sequences_with_two_refused: frozenset[int]
+    flush_rule: Flush
+    triples_allowed: bool
+    lowest_card: int
+    """Card index of the lowest card of the deck under the suit order (3♦, or 3♣)."""
+
+    def highest_card_in(self, mask: int) -> int:
+        """Card index of the strongest card of a non-empty mask."""
+        best = -1
+        best_strength = -1
+        strength = self.strength
+        while mask:
+            low = mask & -mask
+            index = low.bit_length() - 1
+            if strength[index] > best_strength:
+                best_strength = strength[index]
+                best = index
+            mask ^= low
+        return best
+
+    def lowest_card_in(self, mask: int) -> int:
+        best = -1
+        best_strength = 99
+        strength = self.strength
+        while mask:
+            low = mask & -mask
+            index = low.bit_length() - 1
+            if strength[index] < best_strength:
+                best_strength = strength[index]
+                best = index
+            mask ^= low
+        return best
+
+
+@lru_cache(maxsize=256)
+def tables_for(ruleset: Ruleset) -> RuleTables:
+    suit_strength = tuple(ruleset.suit_order.value.index(letter) for letter in "DCHS")
+    strength = tuple((index // 4) * 4 + suit_strength[index % 4] for index in range(52))
+    card_by_strength = tuple(sorted(range(52), key=lambda i: strength[i]))
+    rungs = tuple(
+        StraightRung(
+            position=position,
+            ranks=tuple(sorted(int(r) for r in rung.sequence)),
+            rank_mask=rank_mask_of(rung.sequence),
+            tie_break=int(rung.tie_break),
+        )
+        for position, rung in enumerate(ruleset.straights.rungs)
+    )
+    allowed = {rung.rank_mask for rung in rungs}
+    refused_two = frozenset(
+        mask for mask, seq in SEQUENCE_BY_RANK_MASK.items() if mask not in allowed and 12 in {int(r) for r in seq}
+    )
+    return RuleTables(
+        ruleset=ruleset,
+        players=ruleset.players,
+        strength=strength,
+        suit_strength=suit_strength,
+        card_by_strength=card_by_strength,
+        rungs=rungs,
+        rung_by_rank_mask={rung.rank_mask: rung for rung in rungs},
+        sequences_with_two_refused=refused_two,
+        flush_rule=ruleset.flush,
+        triples_allowed=ruleset.triples is Triples.ALLOWED,
+        lowest_card=card_by_strength[0],
+    )
+
+
+__all__ = [
+    "CLASS_SHIFT",
+    "FLUSH",
+    "FOUR_OF_A_KIND",
+    "FULL_HOUSE",
+    "RANK_MASKS",
+    "STRAIGHT",
+    "STRAIGHT_FLUSH",
+    "SUBSETS",
+    "SUIT_MASKS",
+    "RuleTables",
+    "StraightRung",
+    "tables_for",
+]
