@@ -38,6 +38,9 @@ from .errors import (
     WrongSizeError,
 )
 from .events import CardsPlayed, DealEnded, DealStarted, DragonRevealed, Event, LastCard, Passed, TrickEnded
+from .hints import Readout, fewest_plays, hint_cycle, name_cards, next_hint, readout, timeout_move
+from .match import DealRecord, Match
+from .observation import Observation, observe, redact
 from .rules import OPTION_NAMES, PRESET_NAMES, PRESETS, Ruleset, preset
 from .scoring import DealSettlement, SeatSettlement, ending_now, settle, settle_with_winner
 from .tables import RuleTables, tables_for
@@ -58,6 +61,7 @@ __all__ = [
     "DealContext",
     "DealEnded",
     "DealError",
+    "DealRecord",
     "DealSettlement",
     "DealStarted",
     "DealState",
@@ -69,6 +73,7 @@ __all__ = [
     "GameOverError",
     "Kind",
     "LastCard",
+    "Match",
     "Move",
     "MustIncludeOpeningCardError",
     "MustPlayHighestSingleError",
@@ -78,9 +83,11 @@ __all__ = [
     "NotACombinationError",
     "NotInHandError",
     "NotYourTurnError",
+    "Observation",
     "Passed",
     "Play",
     "Rank",
+    "Readout",
     "Reason",
     "Refusal",
     "RuleTables",
@@ -98,14 +105,22 @@ __all__ = [
     "deal_from_code",
     "ending_now",
     "explicit_deal",
+    "fewest_plays",
+    "hint_cycle",
     "mask_of",
     "mask_text",
+    "name_cards",
+    "next_hint",
+    "observe",
     "parse_cards",
     "parse_mask",
     "play_name",
     "preset",
+    "readout",
+    "redact",
     "settle",
     "settle_with_winner",
     "shuffled_deck",
     "tables_for",
+    "timeout_move",
 ]

@@ -1,0 +1,82 @@
+"""What one seat may know (RULES.md's per-seat view): its own hand, every seat's card count, the
+table, whose turn it is, and the public history. Another seat's cards never appear here, except
+those the rules show to everyone (a face-up 3-player extra card, a revealed dragon, played cards).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .combos import Play
+from .deal import Deal
+from .events import DealStarted, Event
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    seat: int
+    hand: int
+    """This seat's cards (52-bit mask)."""
+    cards_left: tuple[int, ...]
+    to_act: int
+    leader: int
+    table: Play | None
+    last_player: int
+    played: int
+    """Every card played so far (public)."""
+    passed: int
+    """Seats (bit per seat) that passed since the table's last play (public)."""
+    opening_card: int
+    face_up_card: int
+    face_up_seat: int
+    winner: int
+    scores: tuple[int, ...]
+    history: tuple[Event, ...]
+    """The deal's events with every hidden hand blanked (0)."""
+
+    @property
+    def over(self) -> bool:
+        return self.winner >= 0
+
+    @property
+    def unseen(self) -> int:
+        """Cards this seat cannot see: not in its hand and not yet played (others' and undealt)."""
+        return ((1 << 52) - 1) & ~self.hand & ~self.played
+
+
+def redact(event: Event, seat: int) -> Event:
+    """The event as ``seat`` may see it: hands other than its own are blanked."""
+    if isinstance(event, DealStarted):
+        hands = tuple(hand if index == seat else 0 for index, hand in enumerate(event.hands))
+        return replace(event, hands=hands)
+    return event
+
+
+def observe(deal: Deal, seat: int, *, with_history: bool = True) -> Observation:
+    """Seat ``seat``'s view of ``deal``."""
+    if not 0 <= seat < deal.players:
+        raise ValueError(f"seat {seat} does not exist at a {deal.players}-player table")
+    face_up_card = face_up_seat = -1
+    history: tuple[Event, ...] = ()
+    events = deal.events
+    if events and isinstance(events[0], DealStarted):
+        face_up_card, face_up_seat = events[0].face_up_card, events[0].face_up_seat
+    if with_history:
+        history = tuple(redact(event, seat) for event in events)
+    return Observation(
+        seat=seat,
+        hand=deal.hands[seat],
+        cards_left=deal.cards_left(),
+        to_act=deal.to_act,
+        leader=deal.leader,
+        table=deal.table,
+        last_player=deal.last_player,
+        played=deal.played,
+        passed=deal.passed,
+        opening_card=deal.opening_card,
+        face_up_card=face_up_card,
+        face_up_seat=face_up_seat,
+        winner=deal.winner,
+        scores=deal.scores,
+        history=history,
+    )
