@@ -9,7 +9,7 @@ above bit 32, so any higher class beats any lower one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from .cards import RANK_SYMBOLS, SUIT_MASKS, Card, Rank, Suit, cards_of, iter_indices
 from .errors import (
@@ -34,7 +34,7 @@ from .tables import (
 )
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     """What a play is. Values are the ids used in vectors."""
 
     SINGLE = "single"
@@ -51,7 +51,7 @@ class Kind(str, Enum):
         return _KIND_SIZE[self]
 
     @property
-    def title(self) -> str:
+    def label(self) -> str:
         return self.value.replace("-", " ").capitalize()
 
 
@@ -233,7 +233,7 @@ def play_name(play: Play, tables: RuleTables) -> str:
     if kind in (Kind.STRAIGHT, Kind.STRAIGHT_FLUSH):
         rung = tables.rungs[within // 4]
         tie_card = Card.from_index((play.mask & (0b1111 << (4 * rung.tie_break))).bit_length() - 1)
-        return f"{kind.title} to {tie_card.pretty}"
+        return f"{kind.label} to {tie_card.pretty}"
     if kind is Kind.FLUSH:
         suit = Suit((play.mask.bit_length() - 1) & 3)
         high = max(iter_indices(play.mask), key=lambda i: i >> 2) >> 2

@@ -26,7 +26,7 @@ from .errors import (
     SingleTwoLastError,
 )
 from .events import CardsPlayed, DealEnded, DealStarted, DragonRevealed, Event, LastCard, Passed, TrickEnded
-from .generate import CARD_MASK, MASK_BITS, all_plays, can_beat, plays_of_size
+from .generate import CARD_MASK, all_plays, can_beat, plays_of_size
 from .rules import AfterPass, NextHasOneCard, Opening, Ruleset, SingleTwoLast, Switch
 from .scoring import settle_with_winner
 from .tables import RuleTables, tables_for
@@ -357,15 +357,9 @@ class Deal:
 
     def _commit(self, seat: int, play: Play | None) -> tuple[Event, ...]:
         index = self.moves_made
-        produced: list[Event]
-        if play is None:
-            produced = [Passed(seat, index)]
-        else:
-            produced = [CardsPlayed(seat, play.mask, play.kind, play.key, index)]
-        out: list[Event] = []
-        for event in produced:
-            self.apply(event)
-            out.append(event)
+        event: Event = Passed(seat, index) if play is None else CardsPlayed(seat, play.mask, play.kind, play.key, index)
+        self.apply(event)
+        out: list[Event] = [event]
         out.extend(self._follow_ups(seat, play))
         return tuple(out)
 
@@ -487,7 +481,10 @@ class Deal:
             bit = 1 << self.opening_card
             plays = [p for p in plays if p & bit]
         rules = self.ruleset
-        if rules.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE and self.hands[(seat + 1) % self.players].bit_count() == 1:
+        if (
+            rules.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE
+            and self.hands[(seat + 1) % self.players].bit_count() == 1
+        ):
             highest = 1 << self.tables.highest_card_in(hand)
             plays = [p for p in plays if (p & CARD_MASK).bit_count() != 1 or p & CARD_MASK == highest]
         if rules.single_two_last is SingleTwoLast.FORBIDDEN and table is not None and hand.bit_count() == 1:
@@ -507,4 +504,3 @@ class Deal:
 
     def name(self, play: Play) -> str:
         return play_name(play, self.tables)
-

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .cards import Card, cards_of, mask_text, parse_mask
@@ -89,7 +90,7 @@ class DealCode:
         return cls(seed)
 
 
-def _words(seed: int, round_number: int) -> "_WordStream":
+def _words(seed: int, round_number: int) -> _WordStream:
     return _WordStream(seed, round_number)
 
 
@@ -172,14 +173,14 @@ def deal_from_code(code: DealCode, ruleset: Ruleset) -> DealtCards:
             holder = next(seat for seat in range(3) if hands[seat] >> lowest & 1)
             hands[holder] |= 1 << extra
             return DealtCards(tuple(hands), extra, holder, round_number + 1)
-        if players == 2 and ruleset.two_player_start is TwoPlayerStart.RESHUFFLE_UNTIL_LOWEST:
-            if not (hands[0] | hands[1]) >> lowest & 1:
-                continue
+        lowest_undealt = not (hands[0] | hands[1]) >> lowest & 1
+        if players == 2 and ruleset.two_player_start is TwoPlayerStart.RESHUFFLE_UNTIL_LOWEST and lowest_undealt:
+            continue
         return DealtCards(tuple(hands), shuffle_rounds=round_number + 1)
     raise DealError(f"deal code {code} found no valid shuffle in {_MAX_ROUNDS} rounds")  # pragma: no cover
 
 
-def explicit_deal(hands: list[str] | tuple[str, ...] | tuple[int, ...], ruleset: Ruleset) -> DealtCards:
+def explicit_deal(hands: Sequence[str | int], ruleset: Ruleset) -> DealtCards:
     """Hands dealt elsewhere. Hands may differ in size (a 3-player extra card), never share a card."""
     if len(hands) != ruleset.players:
         raise DealError(f"this ruleset seats {ruleset.players} players but {len(hands)} hands were given")
@@ -187,7 +188,7 @@ def explicit_deal(hands: list[str] | tuple[str, ...] | tuple[int, ...], ruleset:
     seen = 0
     for seat, hand in enumerate(hands):
         try:
-            mask = parse_mask(hand) if isinstance(hand, str) else int(hand)
+            mask = parse_mask(hand) if isinstance(hand, str) else hand
         except BadCardError as exc:
             raise DealError(f"seat {seat}'s hand: {exc}") from None
         if mask & seen:

@@ -7,10 +7,10 @@ all (an unknown option, a mistyped deal code, a broken log) raises its own ``Val
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Reason(str, Enum):
+class Reason(StrEnum):
     """RULES.md's refusal reasons, in the order they are checked (first match is named)."""
 
     GAME_OVER = "game-over"

@@ -26,7 +26,7 @@ from .tables import (
 
 MASK_BITS = 52
 CARD_MASK = (1 << MASK_BITS) - 1
-_NIBBLE_TOP = (-1, 0, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3)  # highest set bit of a 4-bit pattern
+_NIBBLE_COUNT = tuple(pattern.bit_count() for pattern in range(16))
 
 
 def encoded(key: int, mask: int) -> int:
@@ -66,12 +66,11 @@ def all_plays(hand: int, tables: RuleTables) -> list[int]:
 def _singles(hand: int, tables: RuleTables, above: int) -> list[int]:
     strength = tables.strength
     out = []
+    if above >= 0:
+        hand &= tables.stronger_than[min(above, 51) + 1]
     while hand:
         low = hand & -hand
-        index = low.bit_length() - 1
-        key = strength[index]
-        if key > above:
-            out.append(key << MASK_BITS | low)
+        out.append(strength[low.bit_length() - 1] << MASK_BITS | low)
         hand ^= low
     return out
 
@@ -79,20 +78,16 @@ def _singles(hand: int, tables: RuleTables, above: int) -> list[int]:
 def _sets(hand: int, size: int, tables: RuleTables, above: int) -> list[int]:
     """Pairs (size 2) or triples (size 3), by rank."""
     out = []
-    suit_strength = tables.suit_strength
+    nibble_top = tables.nibble_top
     subsets = SUBSETS[size]
-    for rank in range(13):
-        nibble = hand >> (4 * rank) & 15
+    first_rank = max(above, 0) // 4 if size == 2 else max(above, 0)
+    for rank in range(first_rank, 13):
+        shift = 4 * rank
+        nibble = hand >> shift & 15
         if nibble.bit_count() < size:
             continue
-        shift = 4 * rank
         for sub in subsets[nibble]:
-            if size == 2:
-                top = max(suit_strength[_NIBBLE_TOP[sub & 3]] if sub & 3 else -1, suit_strength[_NIBBLE_TOP[sub]])
-                key = rank * 4 + max(suit_strength[s] for s in range(4) if sub >> s & 1)
-                del top
-            else:
-                key = rank
+            key = rank * 4 + nibble_top[sub] if size == 2 else rank
             if key > above:
                 out.append(key << MASK_BITS | sub << shift)
     return out
@@ -103,46 +98,22 @@ def _fives(hand: int, tables: RuleTables, above: int) -> list[int]:
         return []
     out: list[int] = []
     min_class = above >> CLASS_SHIFT if above >= 0 else 0
-    nibbles = [hand >> (4 * rank) & 15 for rank in range(13)]
-    suit_strength = tables.suit_strength
+    nibbles = [hand >> shift & 15 for shift in range(0, 52, 4)]
+    present = 0
+    most = 0
+    for rank, nibble in enumerate(nibbles):
+        if nibble:
+            present |= 1 << rank
+            count = _NIBBLE_COUNT[nibble]
+            if count > most:
+                most = count
     if min_class <= STRAIGHT_FLUSH:
-        _straights(nibbles, tables, above, out)
+        _straights(nibbles, present, tables, above, out)
     if min_class <= FLUSH and tables.flush_rule is not Flush.NONE:
-        rule = tables.flush_rule
-        sf_masks = tables.rung_by_rank_mask
-        for suit in range(4):
-            suited = hand & SUIT_MASKS[suit]
-            if suited.bit_count() < 5:
-                continue
-            ranks = [rank for rank in range(13) if suited >> (4 * rank + suit) & 1]
-            strength_of_suit = suit_strength[suit]
-            for combo in combinations(ranks, 5):
-                rank_mask = (1 << combo[0]) | (1 << combo[1]) | (1 << combo[2]) | (1 << combo[3]) | (1 << combo[4])
-                if rank_mask in sf_masks:
-                    continue  # in sequence and on the ladder: a straight flush, counted above
-                key = FLUSH << CLASS_SHIFT | flush_key(rank_mask, strength_of_suit, rule)
-                if key > above:
-                    mask = 0
-                    for rank in combo:
-                        mask |= 1 << (4 * rank + suit)
-                    out.append(key << MASK_BITS | mask)
-    if min_class <= FULL_HOUSE:
-        for triple_rank in range(13):
-            nibble = nibbles[triple_rank]
-            if nibble.bit_count() < 3:
-                continue
-            key = FULL_HOUSE << CLASS_SHIFT | triple_rank
-            if key <= above:
-                continue
-            for triple in SUBSETS[3][nibble]:
-                triple_mask = triple << (4 * triple_rank)
-                for pair_rank in range(13):
-                    pair_nibble = nibbles[pair_rank]
-                    if pair_rank == triple_rank or pair_nibble.bit_count() < 2:
-                        continue
-                    for pair in SUBSETS[2][pair_nibble]:
-                        out.append(key << MASK_BITS | triple_mask | pair << (4 * pair_rank))
-    if min_class <= FOUR_OF_A_KIND:
+        _flushes(hand, tables, above, out)
+    if most >= 3 and min_class <= FULL_HOUSE:
+        _full_houses(nibbles, above, out)
+    if most == 4 and min_class <= FOUR_OF_A_KIND:
         for rank in range(13):
             if nibbles[rank] != 15:
                 continue
@@ -158,32 +129,83 @@ def _fives(hand: int, tables: RuleTables, above: int) -> list[int]:
     return out
 
 
-def _straights(nibbles: list[int], tables: RuleTables, above: int, out: list[int]) -> None:
-    suit_strength = tables.suit_strength
+def _flushes(hand: int, tables: RuleTables, above: int, out: list[int]) -> None:
+    rule = tables.flush_rule
+    on_ladder = tables.rung_by_rank_mask
+    for suit in range(4):
+        suited = hand & SUIT_MASKS[suit]
+        if suited.bit_count() < 5:
+            continue
+        ranks = [rank for rank in range(13) if suited >> (4 * rank + suit) & 1]
+        strength_of_suit = tables.suit_strength[suit]
+        for combo in combinations(ranks, 5):
+            rank_mask = (1 << combo[0]) | (1 << combo[1]) | (1 << combo[2]) | (1 << combo[3]) | (1 << combo[4])
+            if rank_mask in on_ladder:
+                continue  # in sequence and on the ladder: a straight flush, counted with straights
+            key = FLUSH << CLASS_SHIFT | flush_key(rank_mask, strength_of_suit, rule)
+            if key > above:
+                mask = 0
+                for rank in combo:
+                    mask |= 1 << (4 * rank + suit)
+                out.append(key << MASK_BITS | mask)
+
+
+def _full_houses(nibbles: list[int], above: int, out: list[int]) -> None:
+    pair_ranks = [rank for rank in range(13) if _NIBBLE_COUNT[nibbles[rank]] >= 2]
+    for triple_rank in pair_ranks:
+        nibble = nibbles[triple_rank]
+        if _NIBBLE_COUNT[nibble] < 3:
+            continue
+        key = FULL_HOUSE << CLASS_SHIFT | triple_rank
+        if key <= above:
+            continue
+        for triple in SUBSETS[3][nibble]:
+            triple_mask = key << MASK_BITS | triple << (4 * triple_rank)
+            for pair_rank in pair_ranks:
+                if pair_rank == triple_rank:
+                    continue
+                shift = 4 * pair_rank
+                for pair in SUBSETS[2][nibbles[pair_rank]]:
+                    out.append(triple_mask | pair << shift)
+
+
+def _straights(nibbles: list[int], present: int, tables: RuleTables, above: int, out: list[int]) -> None:
+    nibble_top = tables.nibble_top
+    one = SUBSETS[1]
+    straight_base = STRAIGHT << CLASS_SHIFT
+    flush_base = STRAIGHT_FLUSH << CLASS_SHIFT
     for rung in tables.rungs:
-        r0, r1, r2, r3, r4 = rung.ranks
-        n0, n1, n2, n3, n4 = nibbles[r0], nibbles[r1], nibbles[r2], nibbles[r3], nibbles[r4]
-        if not (n0 and n1 and n2 and n3 and n4):
+        if rung.rank_mask & present != rung.rank_mask:
             continue
-        if above >= 0 and (STRAIGHT_FLUSH << CLASS_SHIFT | rung.position * 4 + 3) <= above:
-            continue
-        tie = rung.tie_break
         base = rung.position * 4
-        for c0 in SUBSETS[1][n0]:
-            for c1 in SUBSETS[1][n1]:
-                for c2 in SUBSETS[1][n2]:
-                    for c3 in SUBSETS[1][n3]:
-                        for c4 in SUBSETS[1][n4]:
-                            suit_bits = (c0, c1, c2, c3, c4)
-                            tie_bit = suit_bits[rung.ranks.index(tie)]
-                            within = base + suit_strength[_NIBBLE_TOP[tie_bit]]
+        if above >= 0 and (flush_base | base + 3) <= above:
+            continue
+        # The tie-break rank is the outer loop, so each key is computed once per tie-break card.
+        r0, r1, r2, r3, r4 = rung.tie_first
+        s0, s1, s2, s3, s4 = 4 * r0, 4 * r1, 4 * r2, 4 * r3, 4 * r4
+        n1, n2, n3, n4 = nibbles[r1], nibbles[r2], nibbles[r3], nibbles[r4]
+        for c0 in one[nibbles[r0]]:
+            within = base + nibble_top[c0]
+            straight_key = (straight_base | within) << MASK_BITS
+            flush_key_ = (flush_base | within) << MASK_BITS
+            if (straight_base | within) <= above:
+                if (flush_base | within) <= above or not (n1 & n2 & n3 & n4 & c0):
+                    continue
+                # only the straight flush of this tie card can beat the table
+                out.append(flush_key_ | c0 << s0 | c0 << s1 | c0 << s2 | c0 << s3 | c0 << s4)
+                continue
+            m0 = c0 << s0
+            for c1 in one[n1]:
+                m1 = m0 | c1 << s1
+                for c2 in one[n2]:
+                    m2 = m1 | c2 << s2
+                    for c3 in one[n3]:
+                        m3 = m2 | c3 << s3
+                        for c4 in one[n4]:
                             if c0 == c1 == c2 == c3 == c4:
-                                key = STRAIGHT_FLUSH << CLASS_SHIFT | within
+                                out.append(flush_key_ | m3 | c4 << s4)
                             else:
-                                key = STRAIGHT << CLASS_SHIFT | within
-                            if key > above:
-                                mask = c0 << (4 * r0) | c1 << (4 * r1) | c2 << (4 * r2) | c3 << (4 * r3) | c4 << (4 * r4)
-                                out.append(key << MASK_BITS | mask)
+                                out.append(straight_key | m3 | c4 << s4)
 
 
 def can_beat(pool: int, size: int, key: int, tables: RuleTables) -> bool:
@@ -197,31 +219,34 @@ def can_beat(pool: int, size: int, key: int, tables: RuleTables) -> bool:
                 continue
             if size == 3:
                 return tables.triples_allowed and rank > key
-            best = rank * 4 + max(tables.suit_strength[s] for s in range(4) if nibble >> s & 1)
-            return best > key if rank * 4 + 3 >= key else best > key
+            return rank * 4 + tables.nibble_top[nibble] > key
         return False
     if size != 5:
         return False
-    # The generator stops at nothing; these checks look class by class, strongest first.
+    # Existence only: look class by class, strongest first, and stop at the first play that beats.
     nibbles = [pool >> (4 * rank) & 15 for rank in range(13)]
     suit_strength = tables.suit_strength
     table_class = key >> CLASS_SHIFT
     for rung in tables.rungs:  # straight flushes
         for suit in range(4):
-            if all(nibbles[r] >> suit & 1 for r in rung.ranks):
-                if (STRAIGHT_FLUSH << CLASS_SHIFT | rung.position * 4 + suit_strength[suit]) > key:
-                    return True
+            if (STRAIGHT_FLUSH << CLASS_SHIFT | rung.position * 4 + suit_strength[suit]) > key and all(
+                nibbles[r] >> suit & 1 for r in rung.ranks
+            ):
+                return True
     if pool.bit_count() < 5:
         return False
     if table_class <= FOUR_OF_A_KIND:
         for rank in range(13):
-            if nibbles[rank] == 15 and (FOUR_OF_A_KIND << CLASS_SHIFT | rank) > key and pool.bit_count() >= 5:
+            if nibbles[rank] == 15 and (FOUR_OF_A_KIND << CLASS_SHIFT | rank) > key:
                 return True
     if table_class <= FULL_HOUSE:
         for rank in range(13):
-            if nibbles[rank].bit_count() >= 3 and (FULL_HOUSE << CLASS_SHIFT | rank) > key:
-                if any(nibbles[other].bit_count() >= 2 for other in range(13) if other != rank):
-                    return True
+            if (
+                nibbles[rank].bit_count() >= 3
+                and (FULL_HOUSE << CLASS_SHIFT | rank) > key
+                and any(nibbles[other].bit_count() >= 2 for other in range(13) if other != rank)
+            ):
+                return True
     if table_class <= FLUSH and tables.flush_rule is not Flush.NONE:
         for suit in range(4):
             suited = pool & SUIT_MASKS[suit]
@@ -232,10 +257,9 @@ def can_beat(pool: int, size: int, key: int, tables: RuleTables) -> bool:
                 rank_mask = sum(1 << r for r in combo)
                 if rank_mask in tables.rung_by_rank_mask:
                     continue
+                # the first non-straight five, strongest ranks first, is this suit's best flush
                 if (FLUSH << CLASS_SHIFT | flush_key(rank_mask, suit_strength[suit], tables.flush_rule)) > key:
                     return True
-                if tables.flush_rule is Flush.SUIT_FIRST or table_class < FLUSH:
-                    break
                 break
     if table_class <= STRAIGHT:
         for rung in tables.rungs:

@@ -6,7 +6,7 @@ readout line naming a selection.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from .cards import Card
 from .combos import Play, check_beats, classify_mask, play_name
@@ -82,7 +82,7 @@ def _split(hand: int, tables: RuleTables) -> tuple[int, ...]:
     for options in containing.values():
         options.sort(key=lambda m: -m.bit_count())
 
-    @lru_cache(maxsize=None)
+    @cache
     def best(rest: int) -> tuple[int, ...]:
         if not rest:
             return ()

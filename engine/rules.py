@@ -12,7 +12,7 @@ import json
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any, TypeVar
 
 from .cards import Suit
@@ -20,7 +20,7 @@ from .errors import RulesetError
 from .straights import ACE_TWO_LOW, TAIWAN, TWOS_HIGH, Ladder, parse_ladder
 
 
-class SuitOrder(str, Enum):
+class SuitOrder(StrEnum):
     """Suits from lowest to highest."""
 
     DCHS = "DCHS"
@@ -40,60 +40,60 @@ class SuitOrder(str, Enum):
         return Suit("DCHS".index(self.value[3]))
 
 
-class Flush(str, Enum):
+class Flush(StrEnum):
     SUIT_FIRST = "suit-first"
     RANK_FIRST = "rank-first"
     NONE = "none"
 
 
-class Triples(str, Enum):
+class Triples(StrEnum):
     ALLOWED = "allowed"
     ONLY_IN_FULL_HOUSE = "only-in-full-house"
 
 
-class Opening(str, Enum):
+class Opening(StrEnum):
     LOWEST_CARD_EVERY_DEAL = "lowest-card-every-deal"
     WINNER_LEADS = "winner-leads"
 
 
-class TwoPlayerStart(str, Enum):
+class TwoPlayerStart(StrEnum):
     LOWEST_DEALT_CARD = "lowest-dealt-card"
     RESHUFFLE_UNTIL_LOWEST = "reshuffle-until-lowest"
 
 
-class AfterPass(str, Enum):
+class AfterPass(StrEnum):
     MAY_PLAY_AGAIN = "may-play-again"
     OUT_UNTIL_TRICK_ENDS = "out-until-trick-ends"
 
 
-class SingleTwoLast(str, Enum):
+class SingleTwoLast(StrEnum):
     ALLOWED = "allowed"
     FORBIDDEN = "forbidden"
 
 
-class NextHasOneCard(str, Enum):
+class NextHasOneCard(StrEnum):
     FREE = "free"
     HIGHEST_SINGLE = "highest-single"
 
 
-class Switch(str, Enum):
+class Switch(StrEnum):
     OFF = "off"
     ON = "on"
 
 
-class Penalty(str, Enum):
+class Penalty(StrEnum):
     TIERED = "tiered"
     HARSH = "harsh"
     FLAT = "flat"
     NONE = "none"
 
 
-class Settlement(str, Enum):
+class Settlement(StrEnum):
     PENALTY = "penalty"
     ZERO_SUM = "zero-sum"
 
 
-class MatchKind(str, Enum):
+class MatchKind(StrEnum):
     DEALS = "deals"
     TARGET = "target"
     SINGLE = "single"
@@ -108,7 +108,9 @@ class MatchLength:
     amount: int = 0
 
     def __str__(self) -> str:
-        return f"{self.kind.value}:{self.amount}" if self.kind in (MatchKind.DEALS, MatchKind.TARGET) else self.kind.value
+        return (
+            f"{self.kind.value}:{self.amount}" if self.kind in (MatchKind.DEALS, MatchKind.TARGET) else self.kind.value
+        )
 
     @classmethod
     def parse(cls, value: object) -> MatchLength:
@@ -154,7 +156,9 @@ class Ruleset:
     def __post_init__(self) -> None:
         if self.players not in (2, 3, 4):
             raise RulesetError(
-                f"players: unknown value {self.players!r}; valid values: 2, 3, 4", option="players", valid=("2", "3", "4")
+                f"players: unknown value {self.players!r}; valid values: 2, 3, 4",
+                option="players",
+                valid=("2", "3", "4"),
             )
         if self.cards_each not in (13, 17):
             raise RulesetError(
@@ -362,17 +366,24 @@ PRESETS: dict[str, Ruleset] = {
     ),
     "pusoy-dos": replace(CLASSIC, preset="pusoy-dos", suit_order=SuitOrder.CSHD),
 }
-PRESETS["hong-kong-strict"] = replace(PRESETS["hong-kong"], preset="hong-kong-strict", single_two_last=SingleTwoLast.FORBIDDEN)
+PRESETS["hong-kong-strict"] = replace(
+    PRESETS["hong-kong"], preset="hong-kong-strict", single_two_last=SingleTwoLast.FORBIDDEN
+)
 PRESET_NAMES: tuple[str, ...] = ("classic", "web", "hong-kong", "hong-kong-strict", "taiwan", "pusoy-dos")
 
 PRESET_SUMMARIES: dict[str, str] = {
-    "classic": "FULL's defaults and BETA: DCHS, A2345 lowest straight, flushes by suit, 3♦ leads every deal, tiered penalties, 8 deals",
-    "web": "WEB's defaults: DCHS, 2s-high straights, flushes by suit, lowest card leads, tiered zero-sum scores, open match",
-    "hong-kong": "HK as a new table plays it: 2s-high straights, flushes by rank, dragon, winner leads, highest single before a last card, auto-pass, 8 deals",
+    "classic": "FULL's defaults and BETA: DCHS, A2345 lowest straight, flushes by suit, "
+    "3♦ leads every deal, tiered penalties, 8 deals",
+    "web": "WEB's defaults: DCHS, 2s-high straights, flushes by suit, lowest card leads, "
+    "tiered zero-sum scores, open match",
+    "hong-kong": "HK as a new table plays it: 2s-high straights, flushes by rank, dragon, winner leads, "
+    "highest single before a last card, auto-pass, 8 deals",
     "hong-kong-strict": "hong-kong with rule 4 on: no going out on a single 2",
-    "taiwan": "TW: CDHS (3♣ leads), Taiwan straights, no plain flush, no scoring, one deal; 2 players reshuffle until 3♣ is dealt",
+    "taiwan": "TW: CDHS (3♣ leads), Taiwan straights, no plain flush, no scoring, one deal; "
+    "2 players reshuffle until 3♣ is dealt",
     "pusoy-dos": "FULL's Philippine variant: CSHD (diamonds highest, 3♣ leads), otherwise classic",
 }
+
 
 def preset(name: str) -> Ruleset:
     """A preset by name; an unknown name lists the valid ones."""

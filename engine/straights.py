@@ -135,7 +135,7 @@ def _parse_rung(item: object) -> Rung:
         tie_keys = [k for k in ("tie_break", "tiebreak", "tie-break", "tie", "high", "top") if k in item]
         if not seq_keys:
             raise RulesetError(
-                "straights: an explicit rung needs a 'sequence' (e.g. {\"sequence\": \"A2345\", \"tie_break\": \"5\"})",
+                'straights: an explicit rung needs a \'sequence\' (e.g. {"sequence": "A2345", "tie_break": "5"})',
                 option="straights",
             )
         seq_text = str(item[seq_keys[0]])
@@ -167,7 +167,7 @@ def parse_ladder(value: object) -> Ladder:
     if isinstance(value, str):
         if value in NAMED_LADDERS:
             return NAMED_LADDERS[value]
-        if "," in value or "/" in value and len(value) > 8:
+        if "," in value or ("/" in value and len(value) > 8):
             return parse_ladder([part for part in value.split(",") if part.strip()])
         valid = (*NAMED_LADDERS, "a list of sequences such as ['A2345/5', '34567/7']")
         raise RulesetError(
@@ -182,9 +182,7 @@ def parse_ladder(value: object) -> Ladder:
         seen: set[frozenset[Rank]] = set()
         for rung in rungs:
             if rung.sequence in seen:
-                raise RulesetError(
-                    f"straights: {sequence_name(rung.sequence)} is listed twice", option="straights"
-                )
+                raise RulesetError(f"straights: {sequence_name(rung.sequence)} is listed twice", option="straights")
             seen.add(rung.sequence)
         for named in NAMED_LADDERS.values():
             if named.rungs == rungs:

@@ -43,6 +43,8 @@ class StraightRung:
     ranks: tuple[int, ...]
     rank_mask: int
     tie_break: int
+    tie_first: tuple[int, ...]
+    """The five ranks with the tie-break rank first (the generator's loop order)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,10 @@ class RuleTables:
     triples_allowed: bool
     lowest_card: int
     """Card index of the lowest card of the deck under the suit order (3♦, or 3♣)."""
+    stronger_than: tuple[int, ...]
+    """stronger_than[s + 1]: mask of the cards whose strength is above s (s = -1 .. 51)."""
+    nibble_top: tuple[int, ...]
+    """nibble_top[pattern]: the highest suit strength among a 4-bit suit pattern's suits."""
 
     def highest_card_in(self, mask: int) -> int:
         """Card index of the strongest card of a non-empty mask."""
@@ -101,6 +107,7 @@ def tables_for(ruleset: Ruleset) -> RuleTables:
             ranks=tuple(sorted(int(r) for r in rung.sequence)),
             rank_mask=rank_mask_of(rung.sequence),
             tie_break=int(rung.tie_break),
+            tie_first=(int(rung.tie_break), *sorted(int(r) for r in rung.sequence if r != rung.tie_break)),
         )
         for position, rung in enumerate(ruleset.straights.rungs)
     )
@@ -120,6 +127,10 @@ def tables_for(ruleset: Ruleset) -> RuleTables:
         flush_rule=ruleset.flush,
         triples_allowed=ruleset.triples is Triples.ALLOWED,
         lowest_card=card_by_strength[0],
+        stronger_than=tuple(sum(1 << i for i in range(52) if strength[i] > threshold) for threshold in range(-1, 52)),
+        nibble_top=tuple(
+            max((suit_strength[s] for s in range(4) if pattern >> s & 1), default=-1) for pattern in range(16)
+        ),
     )
 
 
