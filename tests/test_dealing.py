@@ -9,7 +9,6 @@ import struct
 from pathlib import Path
 
 import pytest
-
 from bigtwo.engine import DealCode, DealCodeError, Ruleset, deal_from_code, mask_text, shuffled_deck
 
 VECTORS = json.loads((Path(__file__).parent / "data" / "deal-code-vectors.json").read_text(encoding="utf-8"))
