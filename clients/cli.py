@@ -1,9 +1,15 @@
-"""The ``bigtwo`` command (placeholder; the real CLI replaces this module)."""
+"""The ``bigtwo`` command: argparse subcommands, each with its own ``--help``.
+
+Subcommand modules register themselves with ``add_parser(subparsers)`` and set ``func`` (the
+handler, returning the exit status) on their parser.
+"""
 
 from __future__ import annotations
 
 import argparse
 from importlib.metadata import PackageNotFoundError, version
+
+from bigtwo.client import bench_cmd, vectors_cmd
 
 
 def _version() -> str:
@@ -13,19 +19,36 @@ def _version() -> str:
         return "unknown"
 
 
-def main(argv: list[str] | None = None) -> int:
+def _cmd_version(args: argparse.Namespace) -> int:
+    print(_version())
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    print("bigtwo run: not implemented yet")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bigtwo", description="Big Two rules engine and service.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("version", help="print the package version")
-    sub.add_parser("run", help="run the service (not implemented yet)")
+    version_parser = sub.add_parser("version", help="print the package version", description="Print the package version.")
+    version_parser.set_defaults(func=_cmd_version)
+    run_parser = sub.add_parser("run", help="run the service (not implemented yet)", description="Run the service.")
+    run_parser.set_defaults(func=_cmd_run)
+    vectors_cmd.add_parser(sub)
+    bench_cmd.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "version":
-        print(_version())
-    elif args.command == "run":
-        print("bigtwo run: not implemented yet")
-    else:
+    func = getattr(args, "func", None)
+    if func is None:
         parser.print_help()
-    return 0
+        return 0
+    return int(func(args))
 
 
 if __name__ == "__main__":

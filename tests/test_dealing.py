@@ -98,7 +98,7 @@ def test_every_single_mistyped_symbol_is_refused(position: int) -> None:
         if replacement == text[position]:
             continue
         typo = text[:position] + replacement + text[position + 1 :]
-        with pytest.raises(DealCodeError, match="mistyped|not a deal-code"):
+        with pytest.raises(DealCodeError, match=r"mistyped|not a deal-code"):
             DealCode.parse(typo)
 
 
