@@ -120,6 +120,9 @@ class Card:
     @classmethod
     def parse(cls, text: str) -> Card:
         """Parse ``3D``, ``3d``, ``10S``, ``T♠`` or ``♠T`` (suit on either side)."""
+        known = _CARD_BY_TEXT.get(text)
+        if known is not None:
+            return known
         raw = text.strip()
         if len(raw) < 2:
             raise BadCardError(text, f"{text!r} is not a card (write rank then suit, e.g. 3D)")
@@ -140,6 +143,22 @@ class Card:
 
 ALL_CARDS: tuple[Card, ...] = tuple(Card(Rank(i // 4), Suit(i % 4)) for i in range(52))
 _CARD_TEXT: tuple[str, ...] = tuple(str(card) for card in ALL_CARDS)
+
+
+def _card_spellings() -> dict[str, Card]:
+    # Every accepted spelling of every card, so that parsing a logged move is a dict lookup.
+    out: dict[str, Card] = {}
+    for card in ALL_CARDS:
+        ranks = [card.rank.symbol] + (["10", "t"] if card.rank is Rank.TEN else [])
+        ranks += [r.lower() for r in ranks if r.isalpha()]
+        for rank in ranks:
+            for suit in _SUIT_FORMS[card.suit]:
+                out[rank + suit] = card
+                out[suit + rank] = card
+    return out
+
+
+_CARD_BY_TEXT = _card_spellings()
 
 
 def split_card_text(text: str) -> list[str]:

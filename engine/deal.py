@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .cards import RANK_MASKS, Card, cards_of, parse_cards
 from .combos import Kind, Play, check_beats, classify_mask, play_name
@@ -75,6 +76,20 @@ class Move:
 
     def __str__(self) -> str:
         return "pass" if self.is_pass else " ".join(str(card) for card in self.cards)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse_move_text(text: str) -> tuple[bool, int, int]:
+    """(is_pass, mask, first repeated card index or -1); logged moves repeat, so this is cached."""
+    if text.strip().lower() == "pass":
+        return True, 0, -1
+    mask = 0
+    repeated = -1
+    for card in parse_cards(text):
+        if mask & card.bit and repeated < 0:
+            repeated = card.index
+        mask |= card.bit
+    return False, mask, repeated
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,11 +304,16 @@ class Deal:
     def verify_text(self, seat: int, text: str) -> Play | None:
         """Verify a move typed as text; text that is no card is ``bad-card`` in its place in the order."""
         try:
-            move = Move.parse(seat, text)
+            is_pass, mask, repeated = _parse_move_text(text)
         except BadCardError:
             self._check_turn(seat, is_pass=False)
             raise
-        return self.verify(move)
+        self._check_turn(seat, is_pass)
+        if is_pass:
+            return None
+        if repeated >= 0:
+            raise NotInHandError(f"{Card.from_index(repeated).pretty} is picked twice")
+        return self._verify_mask(seat, mask)
 
     def can(self, move: Move) -> bool:
         try:
@@ -356,39 +376,37 @@ class Deal:
                     )
 
     def _commit(self, seat: int, play: Play | None) -> tuple[Event, ...]:
+        """Turn a verified move into its event and the events the rules add after it (last card,
+        deal end, auto-passes, trick end), folding each in as it is made."""
         index = self.moves_made
-        event: Event = Passed(seat, index) if play is None else CardsPlayed(seat, play.mask, play.kind, play.key, index)
-        self.apply(event)
-        out: list[Event] = [event]
-        out.extend(self._follow_ups(seat, play))
-        return tuple(out)
-
-    def _follow_ups(self, seat: int, play: Play | None) -> list[Event]:
-        """Events the rules add after a move: last card, deal end, trick end, auto-passes."""
-        out: list[Event] = []
-
-        def emit(event: Event) -> None:
-            self.apply(event)
-            out.append(event)
-
-        if play is not None:
-            left = self.hands[seat].bit_count()
-            if left == 0:
-                emit(self._deal_ended(seat, by_dragon=False))
-                return out
+        if play is None:
+            passed = Passed(seat, index)
+            self.apply(passed)
+            if self.passes < self.players - 1:
+                return (passed,)
+            ended = TrickEnded(self.last_player)
+            self.apply(ended)
+            return passed, ended
+        played = CardsPlayed(seat, play.mask, play.kind, play.key, index)
+        self.apply(played)
+        out: list[Event] = [played]
+        left = self.hands[seat].bit_count()
+        if left == 0:
+            out.append(self._deal_ended(seat, by_dragon=False))
+        else:
             if left == 1:
-                emit(LastCard(seat))
+                out.append(LastCard(seat))
             if self.ruleset.auto_pass is Switch.ON and not can_beat(
                 FULL_DECK & ~self.played, play.size, play.key, self.tables
             ):
-                index = self.moves_made
                 for offset in range(1, self.players):
                     other = (seat + offset) % self.players
                     if not self.passed >> other & 1:
-                        emit(Passed(other, index, automatic=True))
-        if self.table is not None and self.passes >= self.players - 1:
-            emit(TrickEnded(self.last_player))
-        return out
+                        out.append(Passed(other, index + 1, automatic=True))
+                out.append(TrickEnded(seat))
+        for event in out[1:]:
+            self.apply(event)
+        return tuple(out)
 
     def _deal_ended(self, winner: int, *, by_dragon: bool) -> DealEnded:
         cards_left = tuple(hand.bit_count() for hand in self.hands)
