@@ -130,6 +130,8 @@ def _parse_rung(item: object) -> Rung:
     elif isinstance(item, (list, tuple)) and len(item) in (1, 2) and all(isinstance(x, str) for x in item):
         seq_text = item[0]
         tie_text = item[1] if len(item) == 2 else None
+    elif isinstance(item, (list, tuple)) and len(item) == 5 and all(isinstance(x, (str, int)) for x in item):
+        seq_text = "".join(str(x) for x in item)  # ["A", "2", "3", "4", "5"]
     elif isinstance(item, dict):
         seq_keys = [k for k in ("sequence", "ranks", "straight", "cards", "seq") if k in item]
         tie_keys = [k for k in ("tie_break", "tiebreak", "tie-break", "tie", "high", "top") if k in item]
@@ -175,8 +177,14 @@ def parse_ladder(value: object) -> Ladder:
             option="straights",
             valid=tuple(NAMED_LADDERS),
         )
-    if isinstance(value, dict) and "rungs" in value:
-        return parse_ladder(value["rungs"])
+    if isinstance(value, dict):
+        for key in ("rungs", "ladder", "sequences", "order", "straights"):
+            if key in value:
+                rungs = value[key]
+                ties = value.get("tie_breaks") or value.get("tie_break") or value.get("tiebreaks")
+                if isinstance(ties, (list, tuple)) and isinstance(rungs, (list, tuple)) and len(ties) == len(rungs):
+                    return parse_ladder([[str(seq), str(tie)] for seq, tie in zip(rungs, ties, strict=True)])
+                return parse_ladder(rungs)
     if isinstance(value, (list, tuple)):
         rungs = tuple(_parse_rung(item) for item in value)
         seen: set[frozenset[Rank]] = set()
