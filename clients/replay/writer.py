@@ -1,0 +1,297 @@
+"""Writing replay logs from games as they are played (``bigtwo play``, bots, the service).
+
+:class:`ReplayWriter` wraps the engine: start a deal, feed it moves (refused attempts are recorded
+with their reason, auto-passes are added), note seats that are left or taken over, and ask for the
+sealed (and optionally signed) :class:`GameLog`. :func:`game_log_from_deals` turns already played
+engine :class:`Deal` objects into a log. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bigtwo.engine import (
+    BadCardError,
+    CardsPlayed,
+    Deal,
+    DealCode,
+    DealEnded,
+    DealRecord,
+    DealStarted,
+    Event,
+    Match,
+    Move,
+    Passed,
+    Refusal,
+    Ruleset,
+    deal_from_code,
+    explicit_deal,
+    mask_text,
+    settle_with_winner,
+)
+from bigtwo.engine.cards import split_card_text
+
+from .format import (
+    Action,
+    ActionKind,
+    DealLog,
+    DealResult,
+    GameLog,
+    MatchResult,
+    SeatInfo,
+    SeatResult,
+    seal,
+)
+
+
+def actions_from_events(events: Sequence[Event]) -> list[Action]:
+    """The action lines of a deal's engine events (plays, passes, auto-passes)."""
+    out: list[Action] = []
+    for event in events:
+        if isinstance(event, CardsPlayed):
+            out.append(Action(event.seat, ActionKind.PLAY, tuple(mask_text(event.mask).split())))
+        elif isinstance(event, Passed):
+            out.append(Action(event.seat, ActionKind.PASS, auto=event.automatic))
+    return out
+
+
+def _result_of(ruleset: Ruleset, ended: DealEnded) -> DealResult:
+    settlement = settle_with_winner(ruleset, ended.winner, ended.cards_left, ended.twos_left)
+    seats = tuple(
+        SeatResult(line.seat, line.cards_left, line.twos_left, line.rate, line.multiplier, line.penalty, line.score)
+        for line in settlement.seats
+    )
+    return DealResult(ended.winner, seats, ended.by_dragon)
+
+
+def _match_result(match: Match) -> MatchResult:
+    return MatchResult(len(match.deals), match.totals, match.deals_won, match.winners, match.over)
+
+
+def _default_seats(players: int) -> tuple[SeatInfo, ...]:
+    return tuple(SeatInfo(f"p{seat + 1}") for seat in range(players))
+
+
+@dataclass
+class _OpenDeal:
+    number: int
+    code: str
+    hands: tuple[str, ...]
+    previous_winner: int | None
+    empty_seats: tuple[int, ...]
+    comment: str
+    deal: Deal
+    actions: list[Action] = field(default_factory=list)
+    result: DealResult | None = None
+
+    def log(self) -> DealLog:
+        return DealLog(
+            number=self.number,
+            code=self.code,
+            hands=self.hands,
+            previous_winner=self.previous_winner,
+            empty_seats=self.empty_seats,
+            comment=self.comment,
+            actions=tuple(self.actions),
+            result=self.result,
+        )
+
+
+class ReplayWriter:
+    """Record a match as it is played::
+
+        writer = ReplayWriter(rules, [SeatInfo("Ann"), SeatInfo("Bo", "bot", 3), ...])
+        deal = writer.start_deal(DealCode.parse("7K3M9QX2AB4HZ"))
+        writer.play(Move.play(deal.to_act, "3D"))      # a refusal is recorded, then re-raised
+        ...
+        text = dumps(writer.log(key))                    # sealed; signed when key is given
+    """
+
+    def __init__(self, ruleset: Ruleset, seats: Sequence[SeatInfo] | None = None, *, comment: str = "") -> None:
+        self.ruleset = ruleset
+        self.seats = tuple(seats) if seats else _default_seats(ruleset.players)
+        if len(self.seats) != ruleset.players:
+            raise ValueError(f"{len(self.seats)} seats given; this ruleset seats {ruleset.players} players")
+        self.comment = comment
+        self.match = Match(ruleset)
+        self._deals: list[_OpenDeal] = []
+
+    @property
+    def deal(self) -> Deal:
+        if not self._deals:
+            raise ValueError("no deal started yet")
+        return self._deals[-1].deal
+
+    def start_deal(
+        self,
+        code: DealCode | str | None = None,
+        hands: Sequence[str] | None = None,
+        *,
+        comment: str = "",
+    ) -> Deal:
+        """Deal the next hand of the match from a deal code, or from explicit hands."""
+        if self._deals and not self._deals[-1].deal.over:
+            raise ValueError("the current deal is not over yet")
+        if self.match.over:
+            raise ValueError("the match is over")
+        context = self.match.next_context()
+        rules = self.ruleset
+        if code is not None:
+            deal_code = DealCode.parse(code) if isinstance(code, str) else code
+            dealt = deal_from_code(deal_code, rules)
+            code_text = str(deal_code)
+        elif hands is not None:
+            dealt = explicit_deal(list(hands), rules)
+            code_text = ""
+        else:
+            raise ValueError("a deal needs a deal code or explicit hands")
+        deal = Deal.start(rules, dealt, context)
+        self._deals.append(
+            _OpenDeal(
+                number=context.deal_number,
+                code=code_text,
+                hands=dealt.hand_texts(),
+                previous_winner=context.previous_winner,
+                empty_seats=tuple(sorted(context.empty_seats)),
+                comment=comment,
+                deal=deal,
+            )
+        )
+        if deal.over:  # a dragon
+            self._finish()
+        return deal
+
+    def play(self, move: Move, *, timeout: bool = False, comment: str = "") -> tuple[Event, ...]:
+        """Do ``move``; a refused move is recorded with its reason and the Refusal re-raised."""
+        current = self._deals[-1] if self._deals else None
+        if current is None:
+            raise ValueError("no deal started yet")
+        try:
+            events = current.deal.do(move)
+        except Refusal as refusal:
+            kind = ActionKind.PASS if move.is_pass else ActionKind.PLAY
+            cards = tuple(sorted((str(card) for card in move.cards), key=_card_order))
+            current.actions.append(Action(move.seat, kind, cards, False, timeout, refusal.reason.value, comment))
+            raise
+        for action in actions_from_events(events):
+            if action.seat == move.seat and not action.auto:
+                action = Action(action.seat, action.kind, action.cards, False, timeout, "", comment)
+            current.actions.append(action)
+        if current.deal.over:
+            self._finish()
+        return events
+
+    def play_text(self, seat: int, text: str, *, timeout: bool = False, comment: str = "") -> tuple[Event, ...]:
+        """Do a move typed as text; text holding no card is recorded raw as refused (``bad-card``)."""
+        try:
+            move = Move.parse(seat, text)
+        except BadCardError:
+            current = self._deals[-1] if self._deals else None
+            if current is None:
+                raise ValueError("no deal started yet") from None
+            try:
+                current.deal.verify_text(seat, text)
+            except Refusal as refusal:
+                tokens = tuple(split_card_text(text))
+                current.actions.append(Action(seat, ActionKind.PLAY, tokens, False, timeout, refusal.reason.value, comment))
+                raise
+            raise  # pragma: no cover - verify_text always refuses text that is no card
+        return self.play(move, timeout=timeout, comment=comment)
+
+    def leave(self, seat: int, *, comment: str = "") -> None:
+        """The seat is left empty (a bot plays for it under its name; it keeps its points)."""
+        self.match = self.match.leave(seat)
+        if self._deals:
+            self._deals[-1].actions.append(Action(seat, ActionKind.LEAVE, comment=comment))
+
+    def take(self, seat: int, taker: SeatInfo, *, comment: str = "") -> None:
+        """Someone takes over the seat, with its points."""
+        self.match = self.match.take(seat)
+        if self._deals:
+            self._deals[-1].actions.append(Action(seat, ActionKind.TAKE, taker=taker, comment=comment))
+
+    def _finish(self) -> None:
+        current = self._deals[-1]
+        ended = next(e for e in reversed(current.deal.events) if isinstance(e, DealEnded))
+        current.result = _result_of(self.ruleset, ended)
+        self.match = self.match.record(
+            DealRecord(current.number, ended.winner, current.result.scores, ended.cards_left, current.code,
+                       ended.by_dragon)
+        )
+
+    def log(self, key: bytes | None = None) -> GameLog:
+        """The match so far as a sealed log (signed with ``key`` when given)."""
+        log = GameLog(
+            ruleset=self.ruleset,
+            seats=self.seats,
+            deals=tuple(open_deal.log() for open_deal in self._deals),
+            result=_match_result(self.match) if self.match.deals else None,
+            fingerprint=self.ruleset.fingerprint,
+            comment=self.comment,
+        )
+        return seal(log, key)
+
+
+def _card_order(text: str) -> int:
+    from bigtwo.engine import Card, Refusal
+
+    try:
+        return Card.parse(text).index
+    except Refusal:  # pragma: no cover - a Move's cards are Card objects
+        return 99
+
+
+def game_log_from_deals(
+    ruleset: Ruleset,
+    deals: Sequence[Deal],
+    *,
+    seats: Sequence[SeatInfo] | None = None,
+    codes: Sequence[DealCode | str | None] | None = None,
+    comment: str = "",
+    key: bytes | None = None,
+) -> GameLog:
+    """A sealed log of engine deals already played in order (refusals are not known here).
+    ``codes[i]`` is deal i's code when it was dealt from one."""
+    match = Match(ruleset)
+    records: list[DealLog] = []
+    previous_winner: int | None = None
+    for index, deal in enumerate(deals):
+        started = deal.events[0]
+        if not isinstance(started, DealStarted):
+            raise ValueError(f"deal {index + 1}'s events do not open with DealStarted")
+        code = codes[index] if codes is not None and index < len(codes) else None
+        if code is not None and not isinstance(code, str):
+            code = str(code)
+        elif code:
+            code = str(DealCode.parse(code))
+        result = None
+        ended = next((e for e in reversed(deal.events) if isinstance(e, DealEnded)), None)
+        if ended is not None:
+            result = _result_of(ruleset, ended)
+            match = match.record(
+                DealRecord(started.deal_number, ended.winner, result.scores, ended.cards_left, code or "",
+                           ended.by_dragon)
+            )
+        hands = tuple(mask_text(hand) for hand in started.hands)
+        explicit_deal(list(hands), ruleset)  # raises on hands that are no deal
+        records.append(
+            DealLog(
+                number=started.deal_number,
+                code=code or "",
+                hands=hands,
+                previous_winner=previous_winner if index else None,
+                actions=tuple(actions_from_events(deal.events)),
+                result=result,
+            )
+        )
+        previous_winner = ended.winner if ended is not None else None
+    log = GameLog(
+        ruleset=ruleset,
+        seats=tuple(seats) if seats else _default_seats(ruleset.players),
+        deals=tuple(records),
+        result=_match_result(match) if match.deals else None,
+        fingerprint=ruleset.fingerprint,
+        comment=comment,
+    )
+    return seal(log, key)
