@@ -27,6 +27,9 @@ from bigtwo.engine import (
     DealContext,
     DealEnded,
     DealError,
+    DealStarted,
+    DragonRevealed,
+    LastCard,
     DealRecord,
     DealtCards,
     Event,
@@ -180,6 +183,23 @@ def _seat(seat: int) -> str:
     return f"p{seat + 1}"
 
 
+def describe_event(event: Event) -> str:
+    """An event in words, seats named p1..pN as in the replay file."""
+    if isinstance(event, DealStarted):
+        return f"deal {event.deal_number}: {_seat(event.leader)} leads"
+    if isinstance(event, CardsPlayed):
+        return f"{_seat(event.seat)} plays {mask_text(event.mask)}"
+    if isinstance(event, Passed):
+        return f"{_seat(event.seat)} passes" + (" (auto)" if event.automatic else "")
+    if isinstance(event, TrickEnded):
+        return f"trick to {_seat(event.winner)}"
+    if isinstance(event, LastCard):
+        return f"{_seat(event.seat)}: last card!"
+    if isinstance(event, DragonRevealed):
+        return f"{_seat(event.seat)} shows a dragon ({mask_text(event.hand)})"
+    return f"{_seat(event.winner)} wins the deal" + (" with a dragon" if event.by_dragon else "")
+
+
 class _Auditor:
     def __init__(self, log: GameLog, views: bool) -> None:
         self.log = log
@@ -266,7 +286,7 @@ class _Auditor:
                 text=action.text() if action else f"deal {record.number}",
                 events=events,
                 refused=refused,
-                message=message or ("; ".join(e.describe() for e in events) if events else ""),
+                message=message or "; ".join(describe_event(e) for e in events),
                 hands=tuple(deal.hands),
                 table=table_mask,
                 table_seat=table_seat,
