@@ -10,6 +10,7 @@ import argparse
 from importlib.metadata import PackageNotFoundError, version
 
 from bigtwo.client import bench_cmd, vectors_cmd
+from bigtwo.client.replay import commands as replay_commands
 
 
 def _version() -> str:
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.set_defaults(func=_cmd_run)
     vectors_cmd.add_parser(sub)
     bench_cmd.add_parser(sub)
+    replay_commands.add_parsers(sub)
     return parser
 
 
