@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 SHARED  ?= ../shared
 VECTORS := tests/vectors
 
-.PHONY: venv run test bench lint proto vectors-refresh clean
+.PHONY: venv run test bench lint proto buf-lint vectors-refresh clean
 
 venv: $(STAMP)
 
@@ -33,6 +33,7 @@ test: venv
 
 bench: venv
 	$(BIGTWO) bench engine --json
+	$(BIGTWO) bench service --json
 
 lint: venv
 	$(VENV)/bin/ruff check engine service clients tests
@@ -47,6 +48,15 @@ ifeq ($(strip $(PROTOS)),)
 else
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=proto --pyi_out=proto --grpc_python_out=proto $(PROTOS)
 endif
+
+# buf (npm package @bufbuild/buf) lives in .tools/ (gitignored); proto/buf.yaml configures the lint.
+TOOLS := .tools
+BUF   := $(TOOLS)/node_modules/.bin/buf
+$(BUF):
+	mkdir -p $(TOOLS)
+	cd $(TOOLS) && npm install --no-save --no-audit --no-fund @bufbuild/buf
+buf-lint: $(BUF)
+	cd proto && ../$(BUF) lint
 
 # Mirror $(SHARED)/vectors/**/*.json into tests/vectors/ (subfolders kept), plus the format doc.
 vectors-refresh:

@@ -11,6 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from bigtwo.client import bench_cmd, vectors_cmd
 from bigtwo.client.replay import commands as replay_commands
+from bigtwo.service import server as service_server
 
 
 def _version() -> str:
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     vectors_cmd.add_parser(sub)
     bench_cmd.add_parser(sub)
     replay_commands.add_parsers(sub)
+    service_server.add_parser(sub)
     return parser
 
 

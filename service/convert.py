@@ -1,0 +1,232 @@
+"""Messages <-> engine values. Pure functions; every input error names its field path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+
+from bigtwo.engine import (
+    PRESET_NAMES,
+    BadCardError,
+    Card,
+    CardsPlayed,
+    Deal,
+    DealContext,
+    DealEnded,
+    DealStarted,
+    DragonRevealed,
+    Event,
+    Kind,
+    LastCard,
+    Passed,
+    Play,
+    Reason,
+    Refusal,
+    Ruleset,
+    TrickEnded,
+    mask_text,
+    parse_mask,
+    play_name,
+    tables_for,
+)
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
+
+from .errors import bad_field
+
+MAX_TEXT = 256
+"""Longest card text accepted in one field (a hand of 18 cards with symbols is about 60)."""
+MAX_OPTIONS = 32
+
+KIND_TO_PB = {kind: pb.Kind.Value("KIND_" + kind.name) for kind in Kind}
+REASON_TO_PB = {reason: pb.Reason.Value("REASON_" + reason.name) for reason in Reason}
+PB_TO_REASON = {value: reason for reason, value in REASON_TO_PB.items()}
+
+
+# -- rulesets ------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1024)
+def _ruleset_cached(preset_name: str, options: tuple[tuple[str, str], ...]) -> Ruleset:
+    return Ruleset.from_mapping({**dict(options), "preset": preset_name})
+
+
+def ruleset_from(message: pb.Ruleset, path: str) -> Ruleset:
+    if len(message.options) > MAX_OPTIONS:
+        raise bad_field(f"{path}.options", f"at most {MAX_OPTIONS} options")
+    preset_name = message.preset or "classic"
+    if preset_name not in PRESET_NAMES:
+        raise bad_field(f"{path}.preset", f"unknown preset {preset_name!r}; valid presets: {', '.join(PRESET_NAMES)}")
+    for key, value in message.options.items():
+        if len(key) > 64 or len(value) > 1024:
+            raise bad_field(f"{path}.options", "option names and values are short texts")
+        if key.replace("-", "_") == "preset":
+            raise bad_field(f"{path}.options", "set the preset in the preset field, not as an option")
+    options = tuple(sorted(message.options.items()))
+    try:
+        return _ruleset_cached(preset_name, options)
+    except ValueError as exc:
+        option = getattr(exc, "option", "")
+        where = f'{path}.options["{option}"]' if option and option in message.options else f"{path}.options"
+        raise bad_field(where, str(exc)) from None
+
+
+def ruleset_to_pb(ruleset: Ruleset) -> pb.Ruleset:
+    options = {}
+    for key, value in ruleset.to_mapping().items():
+        if key == "preset":
+            continue
+        options[key] = option_text(value)
+    return pb.Ruleset(preset=ruleset.preset, options=options)
+
+
+def option_text(value: object) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(item) for item in value)
+    return str(value)
+
+
+# -- cards ---------------------------------------------------------------------------------------
+
+def card_set(mask: int) -> pb.CardSet:
+    return pb.CardSet(text=mask_text(mask), mask=mask)
+
+
+def mask_from(text: str, path: str) -> int:
+    """Card text to a mask (repeats refused); INVALID_ARGUMENT on ``path`` when it does not parse."""
+    if len(text) > MAX_TEXT:
+        raise bad_field(path, f"at most {MAX_TEXT} characters")
+    try:
+        return parse_mask(text)
+    except BadCardError as exc:
+        raise bad_field(path, str(exc)) from None
+
+
+def card_name(index: int) -> str:
+    return str(Card.from_index(index)) if index >= 0 else ""
+
+
+def play_to_pb(play: Play, ruleset: Ruleset) -> pb.Play:
+    return pb.Play(cards=card_set(play.mask), kind=KIND_TO_PB[play.kind], name=play_name(play, tables_for(ruleset)))
+
+
+def refusal_to_pb(refusal: Refusal) -> pb.Refusal:
+    return pb.Refusal(reason=REASON_TO_PB[refusal.reason], reason_id=refusal.reason.value, message=refusal.message)
+
+
+# -- seats and contexts --------------------------------------------------------------------------
+
+def seat_from(value: int, players: int, path: str) -> int:
+    if not 0 <= value < players:
+        raise bad_field(path, f"seat {value} does not exist at a {players}-player table (seats 0-{players - 1})")
+    return value
+
+
+def context_from(message: pb.DealContext, players: int, path: str) -> DealContext:
+    previous = None
+    if message.HasField("previous_winner"):
+        previous = seat_from(message.previous_winner, players, f"{path}.previous_winner")
+    empty = frozenset(seat_from(s, players, f"{path}.empty_seats") for s in message.empty_seats)
+    return DealContext(max(1, message.deal_number), previous, empty)
+
+
+def context_to_pb(context: DealContext) -> pb.DealContext:
+    out = pb.DealContext(deal_number=context.deal_number, empty_seats=sorted(context.empty_seats))
+    if context.previous_winner is not None:
+        out.previous_winner = context.previous_winner
+    return out
+
+
+# -- events and states ---------------------------------------------------------------------------
+
+def event_to_pb(event: Event, ruleset: Ruleset, view_seat: int | None) -> pb.Event:
+    """An event for a receiver: a DealStarted shows only ``view_seat``'s hand (none when None)."""
+    description = event.describe()
+    if isinstance(event, CardsPlayed):
+        play = play_to_pb(Play(event.mask, event.kind, event.key), ruleset)
+        return pb.Event(
+            cards_played=pb.CardsPlayedEvent(seat=event.seat, play=play, move_index=event.move_index),
+            description=description,
+        )
+    if isinstance(event, Passed):
+        return pb.Event(
+            passed=pb.PassedEvent(seat=event.seat, move_index=event.move_index, automatic=event.automatic),
+            description=description,
+        )
+    if isinstance(event, TrickEnded):
+        return pb.Event(trick_ended=pb.TrickEndedEvent(winner=event.winner), description=description)
+    if isinstance(event, LastCard):
+        return pb.Event(last_card=pb.LastCardEvent(seat=event.seat), description=description)
+    if isinstance(event, DealEnded):
+        return pb.Event(
+            deal_ended=pb.DealEndedEvent(
+                winner=event.winner,
+                cards_left=event.cards_left,
+                twos_left=event.twos_left,
+                scores=event.scores,
+                by_dragon=event.by_dragon,
+            ),
+            description=description,
+        )
+    if isinstance(event, DragonRevealed):
+        return pb.Event(
+            dragon_revealed=pb.DragonRevealedEvent(seat=event.seat, hand=card_set(event.hand)), description=description
+        )
+    if isinstance(event, DealStarted):
+        started = pb.DealStartedEvent(
+            hands=[card_set(hand if seat == view_seat else 0) for seat, hand in enumerate(event.hands)],
+            hand_sizes=[hand.bit_count() for hand in event.hands],
+            leader=event.leader,
+            opening_card=card_name(event.opening_card),
+            deal_number=event.deal_number,
+            face_up_card=card_name(event.face_up_card),
+        )
+        if event.face_up_seat >= 0:
+            started.face_up_seat = event.face_up_seat
+        return pb.Event(deal_started=started, description=description)
+    raise TypeError(f"unknown event {event!r}")  # pragma: no cover - the union is closed
+
+
+def events_to_pb(events: Iterable[Event], ruleset: Ruleset, view_seat: int | None) -> list[pb.Event]:
+    return [event_to_pb(event, ruleset, view_seat) for event in events]
+
+
+def table_to_pb(deal: Deal, deal_id: str) -> pb.TableState:
+    out = pb.TableState(
+        players=deal.players,
+        moves_made=deal.moves_made,
+        to_act=deal.to_act,
+        leader=deal.leader,
+        cards_left=deal.cards_left(),
+        played=card_set(deal.played),
+        passed_seats=[seat for seat in range(deal.players) if deal.passed >> seat & 1],
+        opening_card=card_name(deal.opening_card),
+        over=deal.over,
+        deal_number=deal.deal_number,
+        deal_id=deal_id,
+        ruleset_fingerprint=fingerprint(deal.ruleset),
+    )
+    if deal.table is not None:
+        out.table.CopyFrom(play_to_pb(deal.table, deal.ruleset))
+    if deal.last_player >= 0:
+        out.last_player = deal.last_player
+    if deal.over:
+        out.winner = deal.winner
+        out.scores.extend(deal.scores)
+    return out
+
+
+@lru_cache(maxsize=256)
+def fingerprint(ruleset: Ruleset) -> str:
+    return ruleset.fingerprint
+
+
+def seat_view(deal: Deal, seat: int) -> pb.SeatView:
+    """Seat ``seat``'s own hand and readout: never another seat's cards."""
+    from bigtwo.engine import ending_now
+
+    hand = deal.hands[seat]
+    _, ending = ending_now(hand.bit_count(), (hand & (0b1111 << 48)).bit_count(), deal.ruleset)
+    return pb.SeatView(seat=seat, hand=card_set(hand), ending_now=ending, to_act=deal.to_act == seat and not deal.over)
+
+
+__all__ = ["api", "pb"]

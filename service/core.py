@@ -1,0 +1,580 @@
+"""The service's handlers as plain functions: request message in, response message out.
+
+No gRPC here: :mod:`bigtwo.service.servicer` hosts these on a sync or an aio server, maps errors
+(one place, :func:`bigtwo.service.errors.to_rpc_status`), logs and counts. Each handler converts
+the request, calls the engine, converts back.
+
+Move indices (docs/SERVICE.md "Retries"): a move carries its index, the number of moves made before
+it. ``index == moves_made``: the move is judged and, when accepted, applied. ``index == moves_made
+- 1`` and the move equals the last move made: a retry whose answer was lost; the answer is
+recomputed from the state before that move (the log's, or the one the token carries) and is
+byte-for-byte the first answer; nothing is applied twice. Any other index is FAILED_PRECONDITION
+(ErrorInfo ``MOVE_ALREADY_MADE`` or ``WRONG_MOVE_INDEX``, with ``moves_made``).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bigtwo.engine import (
+    PRESET_NAMES,
+    PRESETS,
+    BadCardError,
+    CardsPlayed,
+    Deal,
+    DealCode,
+    DealEnded,
+    DealRecord,
+    DealState,
+    Event,
+    Match,
+    Move,
+    Play,
+    Refusal,
+    Ruleset,
+    check_beats,
+    classify_mask,
+    deal_from_code,
+    explicit_deal,
+    fewest_plays,
+    hint_cycle,
+    next_hint,
+    play_name,
+    readout,
+    settle,
+    tables_for,
+    timeout_move,
+)
+from bigtwo.engine.generate import CARD_MASK, all_plays, plays_of_size
+from bigtwo.engine.rules import PRESET_SUMMARIES
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
+
+from . import convert as cv
+from .errors import FailedPrecondition, InvalidArgument, ResourceExhausted, at_field, bad_field
+from .tokens import DealIdentity, Snapshot, TokenCodec, explicit_identity, identity_of
+
+MAX_MOVES = 1024
+"""Longest log accepted (a deal has at most a few hundred moves): longer is RESOURCE_EXHAUSTED."""
+MAX_DEALS = 1000
+
+
+@dataclass(slots=True)
+class Game:
+    """A game loaded from a log or a token: the live deal and what a new token needs."""
+
+    ruleset: Ruleset
+    deal: Deal
+    identity: DealIdentity
+    face_up_card: int = -1
+    face_up_seat: int = -1
+    previous: DealState | None = None
+    last_move: Move | None = None
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(
+            self.ruleset, self.identity, self.face_up_card, self.face_up_seat, self.deal.state(), self.previous,
+            self.last_move,
+        )
+
+
+@dataclass(slots=True)
+class CallInfo:
+    """What a handler tells the call wrapper for the log line and the metrics."""
+
+    deal_id: str = ""
+    preset: str = ""
+    moves: list[tuple[str, str]] = field(default_factory=list)
+    """(result, reason) per move judged: accepted / refused / duplicate / validated."""
+    deals_started: int = 0
+    deals_finished: int = 0
+
+
+@dataclass(slots=True)
+class MoveResult:
+    outcome: pb.MoveOutcome
+    events: tuple[Event, ...]
+    game: Game
+    index: int
+
+
+def _same_move(a: Move, b: Move) -> bool:
+    return a.seat == b.seat and a.is_pass == b.is_pass and a.mask == b.mask
+
+
+class Core:
+    """Every RPC's logic. Thread-safe: it holds only the token codec."""
+
+    def __init__(self, codec: TokenCodec, entropy: Callable[[int], bytes] = secrets.token_bytes) -> None:
+        self.codec = codec
+        self.entropy = entropy
+
+    # -- loading games -------------------------------------------------------------------------
+
+    def start(
+        self, ruleset: Ruleset, source: str, code_text: str, hands: list[str], context_msg: pb.DealContext,
+        path: str, info: CallInfo,
+    ) -> tuple[Game, str]:
+        """A new deal from a code (``source == "deal_code"``), explicit hands, or fresh (None)."""
+        code = ""
+        base = path
+        path = f"{path}." if path else ""
+        if source == "explicit_deal":
+            if len(hands) > 4:
+                raise bad_field(f"{path}explicit_deal.hands", "at most 4 hands")
+            for seat, text in enumerate(hands):
+                if len(text) > cv.MAX_TEXT:
+                    raise bad_field(f"{path}explicit_deal.hands[{seat}]", f"at most {cv.MAX_TEXT} characters")
+            with at_field(f"{path}explicit_deal.hands"):
+                dealt = explicit_deal(list(hands), ruleset)
+            identity = explicit_identity(dealt.hands)
+        else:
+            if source == "deal_code":
+                if len(code_text) > 64:
+                    raise bad_field(f"{path}deal_code", "a deal code is 13 symbols")
+                with at_field(f"{path}deal_code"):
+                    deal_code = DealCode.parse(code_text)
+            else:
+                deal_code = DealCode.from_entropy(self.entropy(16))
+            dealt = deal_from_code(deal_code, ruleset)
+            identity = identity_of(False, deal_code.seed)
+            code = identity.text
+        context = cv.context_from(context_msg, ruleset.players, f"{path}context")
+        with at_field(base or "context"):
+            deal = Deal.start(ruleset, dealt, context)
+        info.deal_id, info.preset = identity.text, ruleset.preset
+        return Game(ruleset, deal, identity, dealt.face_up_card, dealt.face_up_seat), code
+
+    def load_log(self, log: pb.GameLog, path: str, info: CallInfo) -> Game:
+        ruleset = cv.ruleset_from(log.ruleset, f"{path}.ruleset")
+        source = log.WhichOneof("deal")
+        if source is None:
+            raise bad_field(f"{path}.deal_code", "a log needs its cards: set deal_code or explicit_deal")
+        if len(log.moves) > MAX_MOVES:
+            raise ResourceExhausted(
+                f"{path}.moves: {len(log.moves)} moves; at most {MAX_MOVES}", reason="LOG_TOO_LONG",
+                metadata={"max_moves": str(MAX_MOVES)},
+            )
+        game, _ = self.start(
+            ruleset, source, log.deal_code, list(log.explicit_deal.hands), log.context, path, info
+        )
+        deal = game.deal
+        last = len(log.moves) - 1
+        for index, text in enumerate(log.moves):
+            where = f"{path}.moves[{index}]"
+            if len(text) > cv.MAX_TEXT:
+                raise bad_field(where, f"at most {cv.MAX_TEXT} characters")
+            try:
+                move = Move.parse(deal.to_act, text)
+                if index == last:
+                    game.previous, game.last_move = deal.state(), move
+                deal.do(move)
+            except Refusal as refusal:
+                raise bad_field(
+                    where, f"move {index} ({text!r}) is refused ({refusal.reason.value}): {refusal.message}",
+                    reason="LOG_MOVE_REFUSED",
+                ) from None
+        return game
+
+    def load(self, message: pb.Game, path: str, info: CallInfo) -> Game:
+        which = message.WhichOneof("game")
+        if which == "state_token":
+            snap = self.codec.decode(message.state_token, f"{path}.state_token")
+            deal = Deal.from_state(snap.ruleset, snap.state)
+            info.deal_id, info.preset = snap.identity.text, snap.ruleset.preset
+            return Game(
+                snap.ruleset, deal, snap.identity, snap.face_up_card, snap.face_up_seat, snap.previous, snap.last_move
+            )
+        if which == "log":
+            return self.load_log(message.log, f"{path}.log", info)
+        raise bad_field(path, "set log or state_token")
+
+    def token(self, game: Game) -> bytes:
+        return self.codec.encode(game.snapshot())
+
+    # -- moves ---------------------------------------------------------------------------------
+
+    def _view(self, game: Game, view_seat: int | None) -> pb.SeatView | None:
+        return None if view_seat is None else cv.seat_view(game.deal, view_seat)
+
+    def judge(self, game: Game, move: pb.Move, path: str, info: CallInfo, *, apply: bool, need_index: bool) -> MoveResult:
+        """Validate or apply ``move`` on ``game`` (which an accepted apply changes in place)."""
+        deal = game.deal
+        made = deal.moves_made
+        seat = cv.seat_from(move.seat, deal.players, f"{path}.seat")
+        text = move.text
+        if len(text) > cv.MAX_TEXT:
+            raise bad_field(f"{path}.text", f"at most {cv.MAX_TEXT} characters")
+        if not move.HasField("index"):
+            if need_index:
+                raise bad_field(f"{path}.index", f"required: the move's index in the deal (moves made: {made})")
+            index = made
+        else:
+            index = move.index
+        if index != made:
+            return self._other_index(game, move, index, path, info, apply=apply)
+        if not apply:
+            try:
+                play = deal.verify_text(seat, text)
+            except Refusal as refusal:
+                info.moves.append(("refused", refusal.reason.value))
+                return MoveResult(pb.MoveOutcome(accepted=False, refusal=cv.refusal_to_pb(refusal)), (), game, index)
+            info.moves.append(("validated", ""))
+            return MoveResult(self._accepted(play, game.ruleset), (), game, index)
+        before = deal.state()
+        try:
+            events = deal.do_text(seat, text)
+        except Refusal as refusal:
+            info.moves.append(("refused", refusal.reason.value))
+            return MoveResult(pb.MoveOutcome(accepted=False, refusal=cv.refusal_to_pb(refusal)), (), game, index)
+        first = events[0]
+        if isinstance(first, CardsPlayed):
+            game.last_move = Move.from_mask(seat, first.mask)
+            outcome = self._accepted(Play(first.mask, first.kind, first.key), game.ruleset)
+        else:
+            game.last_move = Move.pass_(seat)
+            outcome = self._accepted(None, game.ruleset)
+        game.previous = before
+        info.moves.append(("accepted", ""))
+        if any(isinstance(event, DealEnded) for event in events):
+            info.deals_finished += 1
+        return MoveResult(outcome, events, game, index)
+
+    @staticmethod
+    def _accepted(play: Play | None, ruleset: Ruleset) -> pb.MoveOutcome:
+        out = pb.MoveOutcome(accepted=True)
+        if play is None:
+            out.is_pass = True
+        else:
+            out.play.CopyFrom(cv.play_to_pb(play, ruleset))
+        return out
+
+    def _other_index(self, game: Game, move: pb.Move, index: int, path: str, info: CallInfo, *, apply: bool) -> MoveResult:
+        made = game.deal.moves_made
+        meta = {"moves_made": str(made), "index": str(index)}
+        if apply and index == made - 1 and game.previous is not None and game.last_move is not None:
+            try:
+                resent = Move.parse(move.seat, move.text)
+            except BadCardError:
+                resent = None
+            if resent is not None and _same_move(resent, game.last_move):
+                # A retry whose answer was lost: recompute it from the state before that move.
+                again = Game(
+                    game.ruleset, Deal.from_state(game.ruleset, game.previous), game.identity, game.face_up_card,
+                    game.face_up_seat,
+                )
+                scratch = CallInfo()
+                result = self.judge(again, move, path, scratch, apply=True, need_index=True)
+                info.moves.append(("duplicate", ""))
+                return result
+            raise FailedPrecondition(
+                f"{path}.index: move {index} was already made ({game.last_move}); the next move's index is {made}",
+                reason="MOVE_ALREADY_MADE", metadata=meta,
+            )
+        raise FailedPrecondition(
+            f"{path}.index: the game has {made} moves made, so the next move's index is {made}, not {index}",
+            reason="WRONG_MOVE_INDEX", metadata=meta,
+        )
+
+    # -- RPCs ----------------------------------------------------------------------------------
+
+    def list_presets(self, request: api.ListPresetsRequest, info: CallInfo) -> api.ListPresetsResponse:
+        out = api.ListPresetsResponse()
+        for name in PRESET_NAMES:
+            rules = PRESETS[name]
+            out.presets.append(
+                pb.Preset(
+                    name=name,
+                    summary=PRESET_SUMMARIES.get(name, ""),
+                    ruleset=cv.ruleset_to_pb(rules),
+                    fingerprint=rules.fingerprint,
+                    description=list(rules.describe()),
+                )
+            )
+        return out
+
+    def describe_ruleset(self, request: api.DescribeRulesetRequest, info: CallInfo) -> api.DescribeRulesetResponse:
+        rules = cv.ruleset_from(request.ruleset, "ruleset")
+        info.preset = rules.preset
+        return api.DescribeRulesetResponse(
+            ruleset=cv.ruleset_to_pb(rules),
+            overrides={key: cv.option_text(value) for key, value in rules.overrides().items()},
+            fingerprint=rules.fingerprint,
+            description=list(rules.describe()),
+        )
+
+    def deal(self, request: api.DealRequest, info: CallInfo) -> api.DealResponse:
+        rules = cv.ruleset_from(request.ruleset, "ruleset")
+        view_seat = self._view_seat(request, rules)
+        source = request.WhichOneof("source")
+        game, code = self.start(
+            rules, source or "", request.deal_code, list(request.explicit_deal.hands), request.context, "", info
+        )
+        info.deals_started += 1
+        if game.deal.over:
+            info.deals_finished += 1
+        out = api.DealResponse(
+            deal_code=code,
+            state_token=self.token(game),
+            table=cv.table_to_pb(game.deal, game.identity.text),
+            events=cv.events_to_pb(game.deal.events, rules, view_seat),
+        )
+        if view_seat is not None:
+            out.view.CopyFrom(cv.seat_view(game.deal, view_seat))
+        return out
+
+    @staticmethod
+    def _view_seat(request: object, rules: Ruleset, name: str = "view_seat") -> int | None:
+        if not request.HasField(name):  # type: ignore[attr-defined]
+            return None
+        return cv.seat_from(getattr(request, name), rules.players, name)
+
+    def _require(self, request: object, name: str) -> None:
+        if not request.HasField(name):  # type: ignore[attr-defined]
+            raise bad_field(name, "required")
+
+    def validate_move(self, request: api.ValidateMoveRequest, info: CallInfo) -> api.ValidateMoveResponse:
+        self._require(request, "move")
+        game = self.load(request.game, "game", info)
+        result = self.judge(game, request.move, "move", info, apply=False, need_index=False)
+        return api.ValidateMoveResponse(outcome=result.outcome)
+
+    def apply_move(self, request: api.ApplyMoveRequest, info: CallInfo) -> api.ApplyMoveResponse:
+        self._require(request, "move")
+        game = self.load(request.game, "game", info)
+        view_seat = self._view_seat(request, game.ruleset)
+        result = self.judge(game, request.move, "move", info, apply=True, need_index=True)
+        game = result.game
+        out = api.ApplyMoveResponse(
+            outcome=result.outcome,
+            events=cv.events_to_pb(result.events, game.ruleset, view_seat),
+            state_token=self.token(game),
+            table=cv.table_to_pb(game.deal, game.identity.text),
+        )
+        if view_seat is not None:
+            out.view.CopyFrom(cv.seat_view(game.deal, view_seat))
+        return out
+
+    def legal_moves(self, request: api.LegalMovesRequest, info: CallInfo) -> api.LegalMovesResponse:
+        which = request.WhichOneof("source")
+        if which == "game":
+            game = self.load(request.game, "game", info)
+            deal = game.deal
+            plays = deal.legal_plays()
+            return api.LegalMovesResponse(
+                seat=deal.to_act,
+                plays=[cv.play_to_pb(play, game.ruleset) for play in plays],
+                can_pass=not deal.over and deal.table is not None,
+            )
+        if which == "position":
+            position = request.position
+            rules = cv.ruleset_from(position.ruleset, "position.ruleset")
+            tables = tables_for(rules)
+            hand = cv.mask_from(position.hand, "position.hand")
+            if position.table.strip():
+                table_mask = cv.mask_from(position.table, "position.table")
+                try:
+                    table = classify_mask(table_mask, tables)
+                except Refusal as refusal:
+                    raise bad_field("position.table", f"the table is no play: {refusal.message}") from None
+                encoded = plays_of_size(hand, table.size, tables, table.key)
+                encoded.sort()
+            else:
+                encoded = all_plays(hand, tables)
+            plays = [classify_mask(e & CARD_MASK, tables) for e in encoded]
+            return api.LegalMovesResponse(plays=[cv.play_to_pb(play, rules) for play in plays])
+        raise bad_field("source", "set game or position")
+
+    def next_hint(self, request: api.NextHintRequest, info: CallInfo) -> api.NextHintResponse:
+        game = self.load(request.game, "game", info)
+        after = cv.mask_from(request.after, "after") if request.after.strip() else 0
+        cycle = hint_cycle(game.deal)
+        out = api.NextHintResponse(cycle_length=len(cycle))
+        play = next_hint(game.deal, after)
+        if play is not None:
+            out.play.CopyFrom(cv.play_to_pb(play, game.ruleset))
+        return out
+
+    def timeout_move(self, request: api.TimeoutMoveRequest, info: CallInfo) -> api.TimeoutMoveResponse:
+        game = self.load(request.game, "game", info)
+        if game.deal.over:
+            raise FailedPrecondition("the deal is over: no turn can time out", reason="DEAL_OVER")
+        move = timeout_move(game.deal)
+        return api.TimeoutMoveResponse(move=pb.Move(index=game.deal.moves_made, seat=move.seat, text=str(move)))
+
+    def split_hand(self, request: api.SplitHandRequest, info: CallInfo) -> api.SplitHandResponse:
+        rules = cv.ruleset_from(request.ruleset, "ruleset")
+        hand = cv.mask_from(request.hand, "hand")
+        if hand.bit_count() > 18:
+            raise bad_field("hand", f"{hand.bit_count()} cards; a hand has at most 18")
+        return api.SplitHandResponse(plays=[cv.play_to_pb(play, rules) for play in fewest_plays(hand, rules)])
+
+    def name_cards(self, request: api.NameCardsRequest, info: CallInfo) -> api.NameCardsResponse:
+        which = request.WhichOneof("context")
+        if which == "game":
+            game = self.load(request.game, "game", info)
+            seat = cv.seat_from(request.seat, game.deal.players, "seat")
+            selection = cv.mask_from(request.cards, "cards")
+            line = readout(game.deal, seat, selection)
+            out = api.NameCardsResponse(name=line.name, playable=line.playable, ending_now=line.ending_now)
+            if selection:
+                try:
+                    out.kind = cv.KIND_TO_PB[classify_mask(selection, game.deal.tables).kind]
+                except Refusal:
+                    pass
+            if not line.playable:
+                from bigtwo.engine import REFUSAL_CLASSES, Reason
+
+                refusal = REFUSAL_CLASSES[Reason(line.reason)](line.message) if line.reason != "bad-card" else None
+                if refusal is not None:
+                    out.refusal.CopyFrom(cv.refusal_to_pb(refusal))
+            return out
+        if which == "ruleset":
+            rules = cv.ruleset_from(request.ruleset, "ruleset")
+            tables = tables_for(rules)
+            out = api.NameCardsResponse()
+            try:
+                selection = cv.mask_from(request.cards, "cards")
+            except InvalidArgument:
+                # Card text that does not parse is the bad-card refusal, as in a move.
+                try:
+                    from bigtwo.engine import parse_mask
+
+                    parse_mask(request.cards[: cv.MAX_TEXT])
+                except Refusal as refusal:
+                    out.refusal.CopyFrom(cv.refusal_to_pb(refusal))
+                    return out
+                raise
+            table = None
+            if request.table.strip():
+                table_mask = cv.mask_from(request.table, "table")
+                try:
+                    table = classify_mask(table_mask, tables)
+                except Refusal as refusal:
+                    raise bad_field("table", f"the table is no play: {refusal.message}") from None
+            try:
+                own = classify_mask(selection, tables)
+                out.name, out.kind = play_name(own, tables), cv.KIND_TO_PB[own.kind]
+            except Refusal:
+                pass
+            try:
+                check_beats(selection, table, tables)
+            except Refusal as refusal:
+                out.refusal.CopyFrom(cv.refusal_to_pb(refusal))
+                return out
+            out.playable = True
+            return out
+        raise bad_field("context", "set ruleset or game")
+
+    def score_deal(self, request: api.ScoreDealRequest, info: CallInfo) -> api.ScoreDealResponse:
+        which = request.WhichOneof("source")
+        if which == "counts":
+            counts = request.counts
+            rules = cv.ruleset_from(counts.ruleset, "counts.ruleset")
+            cards_left = list(counts.cards_left)
+            if len(cards_left) != rules.players:
+                raise bad_field("counts.cards_left", f"one entry per seat: {rules.players} seats")
+            if any(n > 18 for n in cards_left):
+                raise bad_field("counts.cards_left", "a seat holds at most 18 cards")
+            twos = list(counts.twos_left) or [0] * len(cards_left)
+            if len(twos) != len(cards_left) or any(t > 4 or t > n for t, n in zip(twos, cards_left, strict=False)):
+                raise bad_field("counts.twos_left", "one entry per seat, each at most 4 and at most its cards left")
+            with at_field("counts.cards_left"):
+                settlement = settle(rules, cards_left, twos)
+        elif which == "game":
+            game = self.load(request.game, "game", info)
+            if not game.deal.over:
+                raise FailedPrecondition("the deal is not over: nothing to score yet", reason="DEAL_NOT_OVER")
+            from bigtwo.engine import settle_with_winner
+            from bigtwo.engine.deal import TWOS
+
+            deal = game.deal
+            settlement = settle_with_winner(
+                deal.ruleset, deal.winner, deal.cards_left(), [(h & TWOS).bit_count() for h in deal.hands]
+            )
+        else:
+            raise bad_field("source", "set counts or game")
+        return api.ScoreDealResponse(
+            winner=settlement.winner,
+            seats=[
+                pb.SeatScore(
+                    seat=line.seat, cards_left=line.cards_left, twos_left=line.twos_left, rate=line.rate,
+                    multiplier=line.multiplier, penalty=line.penalty, score=line.score,
+                )
+                for line in settlement.seats
+            ],
+            scores=settlement.scores,
+        )
+
+    def settle_match(self, request: api.SettleMatchRequest, info: CallInfo) -> api.SettleMatchResponse:
+        rules = cv.ruleset_from(request.ruleset, "ruleset")
+        if len(request.deals) > MAX_DEALS:
+            raise ResourceExhausted(f"deals: at most {MAX_DEALS}", reason="MATCH_TOO_LONG")
+        match = Match(rules)
+        for seat in request.empty_seats:
+            match = match.leave(cv.seat_from(seat, rules.players, "empty_seats"))
+        for index, result in enumerate(request.deals):
+            path = f"deals[{index}]"
+            winner = cv.seat_from(result.winner, rules.players, f"{path}.winner")
+            if len(result.scores) != rules.players:
+                raise bad_field(f"{path}.scores", f"one score per seat: {rules.players} seats")
+            if match.over:
+                raise bad_field(path, "the match was already over before this deal")
+            with at_field(path):
+                match = match.record(
+                    DealRecord(
+                        result.deal_number or index + 1, winner, tuple(result.scores), tuple(result.cards_left),
+                        result.deal_code, result.by_dragon,
+                    )
+                )
+        if request.stopped:
+            match = match.stop()
+        return api.SettleMatchResponse(
+            totals=match.totals,
+            deals_won=match.deals_won,
+            over=match.over,
+            winners=match.winners,
+            next_context=cv.context_to_pb(match.next_context()),
+        )
+
+    def replay_log(self, request: api.ReplayLogRequest, info: CallInfo) -> api.ReplayLogResponse:
+        log = request.log
+        rules = cv.ruleset_from(log.ruleset, "log.ruleset")
+        view_seat = self._view_seat(request, rules)
+        if len(log.moves) > MAX_MOVES:
+            raise ResourceExhausted(f"log.moves: at most {MAX_MOVES}", reason="LOG_TOO_LONG")
+        source = log.WhichOneof("deal")
+        if source is None:
+            raise bad_field("log.deal_code", "a log needs its cards: set deal_code or explicit_deal")
+        game, _ = self.start(rules, source, log.deal_code, list(log.explicit_deal.hands), log.context, "log", info)
+        out = api.ReplayLogResponse()
+        deal = game.deal
+        for index, text in enumerate(log.moves):
+            if len(text) > cv.MAX_TEXT:
+                raise bad_field(f"log.moves[{index}]", f"at most {cv.MAX_TEXT} characters")
+            before = deal.state()
+            try:
+                events = deal.do_text(deal.to_act, text)
+            except Refusal as refusal:
+                out.refused, out.refused_at = True, index
+                out.refusal.CopyFrom(cv.refusal_to_pb(refusal))
+                break
+            first = events[0]
+            game.previous = before
+            game.last_move = (
+                Move.from_mask(first.seat, first.mask) if isinstance(first, CardsPlayed) else Move.pass_(first.seat)
+            )
+        out.moves_applied = deal.moves_made
+        out.events.extend(cv.events_to_pb(deal.events, rules, view_seat))
+        out.table.CopyFrom(cv.table_to_pb(deal, game.identity.text))
+        out.state_token = self.token(game)
+        return out
+
+
+def outcome_reason(outcome: pb.MoveOutcome) -> str:
+    return "" if outcome.accepted else outcome.refusal.reason_id
+
+
+__all__ = ["CallInfo", "Core", "Game", "MoveResult"]

@@ -1,0 +1,125 @@
+"""The service's error model, mapped to gRPC statuses in ONE place (:func:`to_rpc_status`).
+
+Handlers raise :class:`ServiceError` subclasses (or let an engine ``ValueError`` escape, which is a
+malformed request); the call wrapper in :mod:`bigtwo.service.servicer` turns whatever escaped into
+a rich status with :func:`to_rpc_status`. A rule refusal is never an error: it is an OK answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import grpc
+from bigtwo.engine import DealCodeError, DealError, EventLogError, Refusal, RulesetError
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+DOMAIN = "bigtwo.v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One field of the request that is wrong: its path (``game.log.moves[3]``) and why."""
+
+    field: str
+    description: str
+
+
+class ServiceError(Exception):
+    """An error answer. ``reason`` (UPPER_SNAKE) goes into a google.rpc.ErrorInfo when set."""
+
+    code: grpc.StatusCode = grpc.StatusCode.INVALID_ARGUMENT
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        violations: Sequence[Violation] = (),
+        reason: str = "",
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.violations = tuple(violations)
+        self.reason = reason
+        self.metadata = dict(metadata or {})
+
+
+class InvalidArgument(ServiceError):
+    code = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class FailedPrecondition(ServiceError):
+    code = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class ResourceExhausted(ServiceError):
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class Unauthenticated(ServiceError):
+    code = grpc.StatusCode.UNAUTHENTICATED
+
+
+def bad_field(path: str, description: str, *, reason: str = "") -> InvalidArgument:
+    """An INVALID_ARGUMENT naming one field."""
+    message = f"{path}: {description}" if path else description
+    return InvalidArgument(message, violations=[Violation(path, description)], reason=reason)
+
+
+@contextmanager
+def at_field(path: str) -> Iterator[None]:
+    """Inside this block, an engine ``ValueError`` (unknown option, bad deal code, ...) becomes an
+    INVALID_ARGUMENT on ``path``. Refusals pass through: they are answers, not errors."""
+    try:
+        yield
+    except ServiceError:
+        raise
+    except Refusal:
+        raise
+    except ValueError as exc:
+        raise bad_field(path, str(exc)) from None
+
+
+_ENGINE_INPUT_ERRORS = (RulesetError, DealCodeError, DealError, EventLogError, ValueError)
+
+
+def _pack(message: object) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)  # type: ignore[arg-type]
+    return packed
+
+
+def to_rpc_status(exc: BaseException, request_id: str = "") -> tuple[grpc.Status, grpc.StatusCode]:
+    """The ONE mapping from anything a handler raised to the status the client sees.
+
+    ServiceError -> its code with BadRequest / ErrorInfo details; an engine ValueError that escaped
+    a :func:`field` block -> INVALID_ARGUMENT; anything else is a bug -> INTERNAL with a request
+    id and no detail (the caller logs the traceback)."""
+    if isinstance(exc, ServiceError):
+        code, message = exc.code, exc.message
+        details: list[any_pb2.Any] = []
+        if exc.violations:
+            request = error_details_pb2.BadRequest(
+                field_violations=[
+                    error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
+                    for v in exc.violations
+                ]
+            )
+            details.append(_pack(request))
+        if exc.reason:
+            details.append(_pack(error_details_pb2.ErrorInfo(reason=exc.reason, domain=DOMAIN, metadata=exc.metadata)))
+    elif isinstance(exc, _ENGINE_INPUT_ERRORS):
+        code, message = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
+        details = [_pack(error_details_pb2.BadRequest(field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(field="", description=str(exc))
+        ]))]
+    else:
+        code = grpc.StatusCode.INTERNAL
+        message = f"internal error (request id {request_id})" if request_id else "internal error"
+        details = []
+    proto = status_pb2.Status(code=getattr(code_pb2, code.name), message=message[:1000], details=details)
+    return rpc_status.to_status(proto), code

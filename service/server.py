@@ -1,0 +1,321 @@
+"""``bigtwo serve``: the gRPC server (docs/SERVICE.md).
+
+One process by default, bound on 127.0.0.1 with SO_REUSEPORT off, so a port already taken fails
+loudly. ``--workers N`` starts N processes sharing the port with SO_REUSEPORT (the kernel spreads
+connections, not calls, across them) and serves their merged metrics from the parent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from concurrent import futures
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+from bigtwo.v1 import service_pb2
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from .keys import KeyConfigError, load_keys
+from .servicer import SERVICE_NAME, Hosting, ServiceCore
+from .telemetry import MULTIPROC_ENV, configure_logging, logger, start_metrics_server
+from .tokens import TokenCodec
+
+MODES = ("aio", "sync")
+DEFAULT_MODE = "aio"
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 50051
+    metrics_port: int = 9464
+    workers: int = 1
+    mode: str = DEFAULT_MODE
+    threads: int = 16
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_client_ca: str = ""
+    auth_token: str = ""
+    token_keys_file: str = ""
+    max_message_bytes: int = 1 << 20
+    max_concurrent_rpcs: int = 10_000
+    keepalive_seconds: int = 60
+    grace: float = 10.0
+    log_level: str = "info"
+    log_calls: bool = True
+
+
+def _env(name: str, default: Any) -> Any:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    if isinstance(default, bool):
+        return value.lower() in ("1", "true", "yes", "on")
+    return type(default)(value)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    d = ServerConfig()
+    add = parser.add_argument
+    add("--host", default=_env("BIGTWO_HOST", d.host), help="address to bind (env BIGTWO_HOST; default %(default)s)")
+    add("--port", type=int, default=_env("BIGTWO_PORT", d.port), help="gRPC port (env BIGTWO_PORT; default %(default)s)")
+    add("--metrics-port", type=int, default=_env("BIGTWO_METRICS_PORT", d.metrics_port),
+        help="Prometheus /metrics port, 0 for none (env BIGTWO_METRICS_PORT; default %(default)s)")
+    add("--workers", type=int, default=_env("BIGTWO_WORKERS", d.workers),
+        help="server processes sharing the port with SO_REUSEPORT (env BIGTWO_WORKERS; default %(default)s)")
+    add("--mode", choices=MODES, default=_env("BIGTWO_MODE", d.mode),
+        help="grpc.aio (with uvloop) or the sync thread-pool server (env BIGTWO_MODE; default %(default)s)")
+    add("--threads", type=int, default=_env("BIGTWO_THREADS", d.threads),
+        help="sync mode: thread-pool size; each open stream holds a thread (env BIGTWO_THREADS)")
+    add("--tls-cert", default=_env("BIGTWO_TLS_CERT", ""), help="PEM certificate chain (env BIGTWO_TLS_CERT)")
+    add("--tls-key", default=_env("BIGTWO_TLS_KEY", ""), help="PEM private key (env BIGTWO_TLS_KEY)")
+    add("--tls-client-ca", default=_env("BIGTWO_TLS_CLIENT_CA", ""),
+        help="PEM CA bundle: require client certificates signed by it (mutual TLS; env BIGTWO_TLS_CLIENT_CA)")
+    add("--auth-token", default=_env("BIGTWO_AUTH_TOKEN", ""),
+        help="require 'authorization: Bearer TOKEN' on every call (env BIGTWO_AUTH_TOKEN)")
+    add("--token-keys-file", default=_env("BIGTWO_TOKEN_KEYS_FILE", ""),
+        help="state-token keys, one a line, the first signs (env BIGTWO_TOKEN_KEYS_FILE; or BIGTWO_TOKEN_KEYS)")
+    add("--max-message-bytes", type=int, default=_env("BIGTWO_MAX_MESSAGE_BYTES", d.max_message_bytes),
+        help="largest message accepted or sent (env BIGTWO_MAX_MESSAGE_BYTES; default %(default)s)")
+    add("--max-concurrent-rpcs", type=int, default=_env("BIGTWO_MAX_CONCURRENT_RPCS", d.max_concurrent_rpcs),
+        help="calls in flight per process before RESOURCE_EXHAUSTED, 0 for no limit (env BIGTWO_MAX_CONCURRENT_RPCS)")
+    add("--keepalive-seconds", type=int, default=_env("BIGTWO_KEEPALIVE_SECONDS", d.keepalive_seconds),
+        help="HTTP/2 keepalive ping interval (env BIGTWO_KEEPALIVE_SECONDS; default %(default)s)")
+    add("--grace", type=float, default=_env("BIGTWO_GRACE", d.grace),
+        help="seconds in-flight calls and streams get to finish after SIGTERM (env BIGTWO_GRACE)")
+    add("--log-level", default=_env("BIGTWO_LOG_LEVEL", d.log_level), help="env BIGTWO_LOG_LEVEL")
+    add("--no-call-log", dest="log_calls", action="store_false", default=_env("BIGTWO_LOG_CALLS", True),
+        help="no log line per call (errors are still logged)")
+
+
+def config_from_args(args: argparse.Namespace) -> ServerConfig:
+    names = ServerConfig.__dataclass_fields__
+    return ServerConfig(**{name: getattr(args, name) for name in names if hasattr(args, name)})
+
+
+def grpc_options(cfg: ServerConfig, reuse_port: bool) -> list[tuple[str, Any]]:
+    return [
+        ("grpc.so_reuseport", 1 if reuse_port else 0),
+        ("grpc.max_receive_message_length", cfg.max_message_bytes),
+        ("grpc.max_send_message_length", cfg.max_message_bytes),
+        ("grpc.keepalive_time_ms", cfg.keepalive_seconds * 1000),
+        ("grpc.keepalive_timeout_ms", 20_000),
+        ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+    ]
+
+
+def _credentials(cfg: ServerConfig) -> grpc.ServerCredentials | None:
+    if not cfg.tls_cert and not cfg.tls_key:
+        return None
+    if not (cfg.tls_cert and cfg.tls_key):
+        raise SystemExit("bigtwo serve: --tls-cert and --tls-key go together")
+    cert, key = Path(cfg.tls_cert).read_bytes(), Path(cfg.tls_key).read_bytes()
+    ca = Path(cfg.tls_client_ca).read_bytes() if cfg.tls_client_ca else None
+    return grpc.ssl_server_credentials([(key, cert)], root_certificates=ca, require_client_auth=ca is not None)
+
+
+def _bind(server: Any, cfg: ServerConfig) -> int:
+    address = f"{cfg.host}:{cfg.port}"
+    creds = _credentials(cfg)
+    try:
+        port = server.add_secure_port(address, creds) if creds else server.add_insecure_port(address)
+    except RuntimeError as exc:
+        raise OSError(f"cannot bind {address}: {exc}") from None
+    if not port:
+        raise OSError(f"cannot bind {address} (in use?)")
+    return int(port)
+
+
+def _setup(cfg: ServerConfig) -> Hosting:
+    loaded = load_keys(cfg.token_keys_file or None)
+    log = logger()
+    if loaded.development:
+        log.warning(
+            "development signing key",
+            source=loaded.source,
+            advice="tokens from other machines will not verify; give keys with --token-keys-file or BIGTWO_TOKEN_KEYS",
+        )
+    else:
+        log.info("token keys", source=loaded.source)
+    return Hosting(ServiceCore(TokenCodec(loaded.ring)), auth_token=cfg.auth_token, log_calls=cfg.log_calls)
+
+
+def _announce(cfg: ServerConfig, port: int, reuse_port: bool) -> None:
+    logger().info(
+        "serving", service=SERVICE_NAME, host=cfg.host, port=port, mode=cfg.mode, pid=os.getpid(),
+        tls=bool(cfg.tls_cert), mutual_tls=bool(cfg.tls_client_ca), auth=bool(cfg.auth_token),
+        so_reuseport=reuse_port, max_message_bytes=cfg.max_message_bytes,
+    )
+
+
+def run_sync(cfg: ServerConfig, reuse_port: bool, stop: threading.Event | None = None) -> int:
+    hosting = _setup(cfg)
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=cfg.threads, thread_name_prefix="bigtwo"),
+        options=grpc_options(cfg, reuse_port),
+        maximum_concurrent_rpcs=cfg.max_concurrent_rpcs or None,
+    )
+    server.add_generic_rpc_handlers((hosting.generic_handler(aio=False),))
+    health_servicer = health.HealthServicer(experimental_non_blocking=True)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+    reflection.enable_server_reflection(names, server)
+    port = _bind(server, cfg)
+    server.start()
+    for name in ("", SERVICE_NAME):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    _announce(cfg, port, reuse_port)
+    stop = stop or threading.Event()
+    _on_signals(lambda: stop.set())
+    stop.wait()
+    logger().info("draining", grace_seconds=cfg.grace)
+    health_servicer.enter_graceful_shutdown()
+    server.stop(cfg.grace).wait()
+    logger().info("stopped")
+    return 0
+
+
+async def _run_aio(cfg: ServerConfig, reuse_port: bool) -> int:
+    hosting = _setup(cfg)
+    server = grpc.aio.server(
+        options=grpc_options(cfg, reuse_port), maximum_concurrent_rpcs=cfg.max_concurrent_rpcs or None
+    )
+    server.add_generic_rpc_handlers((hosting.generic_handler(aio=True),))
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    port = _bind(server, cfg)
+    await server.start()
+    for name in ("", SERVICE_NAME):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    _announce(cfg, port, reuse_port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await stop.wait()
+    logger().info("draining", grace_seconds=cfg.grace)
+    await health_servicer.enter_graceful_shutdown()
+    await server.stop(cfg.grace)
+    logger().info("stopped")
+    return 0
+
+
+def run_aio(cfg: ServerConfig, reuse_port: bool) -> int:
+    import uvloop
+
+    return uvloop.run(_run_aio(cfg, reuse_port))
+
+
+def _on_signals(callback: Callable[[], None]) -> None:
+    def handler(signum: int, frame: Any) -> None:
+        callback()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def run_one(cfg: ServerConfig, reuse_port: bool) -> int:
+    configure_logging(cfg.log_level)
+    try:
+        return run_sync(cfg, reuse_port) if cfg.mode == "sync" else run_aio(cfg, reuse_port)
+    except (OSError, KeyConfigError, ValueError) as exc:
+        logger().error("cannot serve", error=str(exc))
+        return 1
+
+
+def _worker_main(config: dict[str, Any]) -> None:
+    cfg = ServerConfig(**config)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent turns Ctrl-C into SIGTERM
+    raise SystemExit(run_one(cfg, reuse_port=True))
+
+
+def run_workers(cfg: ServerConfig) -> int:
+    log = logger()
+    if cfg.port == 0:
+        log.error("cannot serve", error="--workers needs a fixed --port")
+        return 1
+    try:
+        load_keys(cfg.token_keys_file or None)  # make the development key once, before the workers read it
+    except KeyConfigError as exc:
+        log.error("cannot serve", error=str(exc))
+        return 1
+    metrics_dir = tempfile.mkdtemp(prefix="bigtwo-metrics-")
+    os.environ[MULTIPROC_ENV] = metrics_dir
+    context = multiprocessing.get_context("spawn")
+    processes = [context.Process(target=_worker_main, args=(asdict(cfg),), daemon=False) for _ in range(cfg.workers)]
+    for process in processes:
+        process.start()
+    if cfg.metrics_port:
+        start_metrics_server(cfg.host, cfg.metrics_port)
+    log.info("workers", count=cfg.workers, pids=[p.pid for p in processes], metrics_dir=metrics_dir)
+    stopping = threading.Event()
+
+    def stop_all() -> None:
+        stopping.set()
+        for process in processes:
+            if process.is_alive() and process.pid:
+                os.kill(process.pid, signal.SIGTERM)
+
+    _on_signals(stop_all)
+    while any(p.is_alive() for p in processes):
+        for process in processes:
+            process.join(0.2)
+            if not process.is_alive() and not stopping.is_set():
+                log.error("worker exited", pid=process.pid, exitcode=process.exitcode)
+                stop_all()
+    from prometheus_client import multiprocess
+
+    for process in processes:
+        if process.pid:
+            multiprocess.mark_process_dead(process.pid)
+    codes = [p.exitcode or 0 for p in processes]
+    return max(codes) if not stopping.is_set() or any(codes) else 0
+
+
+def serve_main(args: argparse.Namespace) -> int:
+    cfg = config_from_args(args)
+    configure_logging(cfg.log_level)
+    if cfg.workers > 1:
+        return run_workers(cfg)
+    if cfg.metrics_port:
+        try:
+            start_metrics_server(cfg.host, cfg.metrics_port)
+        except OSError as exc:
+            logger().error("cannot serve metrics", port=cfg.metrics_port, error=str(exc))
+            return 1
+    return run_one(cfg, reuse_port=False)
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "serve", help="run the stateless gRPC rules service",
+        description="Run the Big Two gRPC service (docs/SERVICE.md). Every flag has an environment variable.",
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=serve_main)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bigtwo serve")
+    add_arguments(parser)
+    return serve_main(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+__all__ = ["ServerConfig", "add_parser", "serve_main", "service_pb2"]

@@ -1,0 +1,320 @@
+"""Hosting the handlers of :mod:`bigtwo.service.core` on a gRPC server (sync or aio).
+
+Every RPC goes through one wrapper that: checks the bearer token, refuses bytes that are no
+message (INVALID_ARGUMENT instead of gRPC's INTERNAL), calls the handler, maps whatever it raised
+with :func:`~bigtwo.service.errors.to_rpc_status` (the one place), writes one JSON log line and
+counts the call. Requests are parsed by a deserializer that never raises, so garbage bytes reach the
+wrapper as :class:`Undecodable`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import grpc
+from bigtwo.v1 import service_pb2 as api
+
+from . import convert as cv
+from .core import CallInfo, Core
+from .errors import FailedPrecondition, InvalidArgument, Unauthenticated, bad_field
+from .telemetry import CALLS, DEALS_FINISHED, DEALS_STARTED, LATENCY, MOVES, OPEN_STREAMS, logger
+
+SERVICE_NAME = "bigtwo.v1.BigTwoService"
+
+# RPC name -> (request class, response class, Core method name)
+UNARY: dict[str, tuple[Any, Any, str]] = {
+    "ListPresets": (api.ListPresetsRequest, api.ListPresetsResponse, "list_presets"),
+    "DescribeRuleset": (api.DescribeRulesetRequest, api.DescribeRulesetResponse, "describe_ruleset"),
+    "Deal": (api.DealRequest, api.DealResponse, "deal"),
+    "ValidateMove": (api.ValidateMoveRequest, api.ValidateMoveResponse, "validate_move"),
+    "ApplyMove": (api.ApplyMoveRequest, api.ApplyMoveResponse, "apply_move"),
+    "LegalMoves": (api.LegalMovesRequest, api.LegalMovesResponse, "legal_moves"),
+    "NextHint": (api.NextHintRequest, api.NextHintResponse, "next_hint"),
+    "TimeoutMove": (api.TimeoutMoveRequest, api.TimeoutMoveResponse, "timeout_move"),
+    "SplitHand": (api.SplitHandRequest, api.SplitHandResponse, "split_hand"),
+    "NameCards": (api.NameCardsRequest, api.NameCardsResponse, "name_cards"),
+    "ScoreDeal": (api.ScoreDealRequest, api.ScoreDealResponse, "score_deal"),
+    "SettleMatch": (api.SettleMatchRequest, api.SettleMatchResponse, "settle_match"),
+    "ReplayLog": (api.ReplayLogRequest, api.ReplayLogResponse, "replay_log"),
+}
+STREAM = "PlayStream"
+
+
+class Undecodable:
+    """Bytes that did not parse as the request message."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+
+def safe_deserializer(cls: Any) -> Callable[[bytes], Any]:
+    parse = cls.FromString
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return parse(data)
+        except Exception as exc:
+            return Undecodable(f"{type(exc).__name__}: {exc}"[:200])
+
+    return deserialize
+
+
+def undecodable(request: Undecodable, name: str) -> InvalidArgument:
+    return bad_field("", f"the request is not a valid {name} message ({request.error})", reason="UNDECODABLE")
+
+
+class StreamSession:
+    """One PlayStream: open a deal, then judge moves against the deal held for the stream's life."""
+
+    def __init__(self, core: Core, info: CallInfo) -> None:
+        self.core = core
+        self.info = info
+        self.game: Any = None
+        self.view_seat: int | None = None
+
+    def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse:
+        which = request.WhichOneof("message")
+        core, info = self.core, self.info
+        if which == "move":
+            if self.game is None:
+                raise FailedPrecondition("open the deal first: the stream's first message is open", reason="STREAM_NOT_OPEN")
+            if not request.move.HasField("move"):
+                raise bad_field("move.move", "required")
+            result = core.judge(
+                self.game, request.move.move, "move.move", info, apply=not request.move.validate_only, need_index=True
+            )
+            game = self.game = result.game
+            reply = api.StreamMoveResult(
+                index=result.index,
+                outcome=result.outcome,
+                events=cv.events_to_pb(result.events, game.ruleset, self.view_seat),
+                table=cv.table_to_pb(game.deal, game.identity.text),
+                state_token=core.token(game),
+            )
+            if self.view_seat is not None:
+                reply.view.CopyFrom(cv.seat_view(game.deal, self.view_seat))
+            return api.PlayStreamResponse(move_result=reply)
+        if which == "open":
+            if self.game is not None:
+                raise bad_field("open", "the stream already holds a deal; open a new stream for another")
+            opening = request.open
+            game = core.load(opening.game, "open.game", info)
+            if opening.HasField("view_seat"):
+                self.view_seat = cv.seat_from(opening.view_seat, game.ruleset.players, "open.view_seat")
+            if game.deal.moves_made == 0 and opening.game.WhichOneof("game") == "log":
+                info.deals_started += 1
+                if game.deal.over:
+                    info.deals_finished += 1
+            self.game = game
+            opened = api.StreamOpened(
+                deal_code="" if game.identity.explicit else game.identity.text,
+                table=cv.table_to_pb(game.deal, game.identity.text),
+                events=cv.events_to_pb(game.deal.events, game.ruleset, self.view_seat),
+                state_token=core.token(game),
+            )
+            if self.view_seat is not None:
+                opened.view.CopyFrom(cv.seat_view(game.deal, self.view_seat))
+            return api.PlayStreamResponse(opened=opened)
+        raise bad_field("message", "set open or move")
+
+
+class Hosting:
+    """Builds the generic handler for a server; ``core`` may be a no-op stand-in (bench)."""
+
+    def __init__(self, core: Any, *, auth_token: str = "", log_calls: bool = True) -> None:
+        self.core = core
+        self.expected_auth = f"Bearer {auth_token}".encode() if auth_token else b""
+        self.log = logger()
+        self.log_calls = log_calls
+
+    # -- the one wrapper's parts ---------------------------------------------------------------
+
+    def _begin(self, context: Any) -> str:
+        request_id = ""
+        auth = b""
+        for key, value in context.invocation_metadata() or ():
+            if key == "x-request-id":
+                request_id = str(value)[:64]
+            elif key == "authorization":
+                auth = value.encode() if isinstance(value, str) else bytes(value)
+        if self.expected_auth and not hmac.compare_digest(auth, self.expected_auth):
+            raise Unauthenticated("missing or wrong bearer token (metadata 'authorization: Bearer ...')")
+        return request_id or os.urandom(8).hex()
+
+    def _record(
+        self, method: str, code: grpc.StatusCode, started: float, request_id: str, info: CallInfo,
+        error: BaseException | None,
+    ) -> None:
+        elapsed = time.perf_counter() - started
+        CALLS.labels(method, code.name).inc()
+        LATENCY.labels(method).observe(elapsed)
+        for result, reason in info.moves:
+            MOVES.labels(result, reason).inc()
+        if info.deals_started:
+            DEALS_STARTED.labels(info.preset).inc(info.deals_started)
+        if info.deals_finished:
+            DEALS_FINISHED.labels(info.preset).inc(info.deals_finished)
+        if code is grpc.StatusCode.INTERNAL and error is not None:
+            self.log.error(
+                "rpc", method=method, code=code.name, duration_ms=round(elapsed * 1000, 3), deal=info.deal_id,
+                request_id=request_id, exc_info=error,
+            )
+        elif self.log_calls:
+            fields: dict[str, Any] = {}
+            if len(info.moves) > 1:
+                fields["moves"] = len(info.moves)
+            elif info.moves:
+                fields["move"] = info.moves[0][0]
+                if info.moves[0][1]:
+                    fields["reason"] = info.moves[0][1]
+            if error is not None and code is not grpc.StatusCode.CANCELLED:
+                fields["error"] = str(error)[:300]
+            self.log.info(
+                "rpc", method=method, code=code.name, duration_ms=round(elapsed * 1000, 3), deal=info.deal_id,
+                request_id=request_id, **fields,
+            )
+
+    def _status(self, exc: BaseException, request_id: str, context: Any) -> tuple[Any, grpc.StatusCode]:
+        from .errors import to_rpc_status
+
+        if isinstance(exc, grpc.RpcError) and not context.is_active():
+            return None, grpc.StatusCode.CANCELLED
+        return to_rpc_status(exc, request_id)
+
+    # -- sync ------------------------------------------------------------------------------------
+
+    def _sync_unary(self, method: str, fn: Callable[[Any, CallInfo], Any], message_name: str) -> Callable[..., Any]:
+        def handler(request: Any, context: grpc.ServicerContext) -> Any:
+            started = time.perf_counter()
+            info = CallInfo()
+            code, error, request_id = grpc.StatusCode.OK, None, ""
+            try:
+                request_id = self._begin(context)
+                if isinstance(request, Undecodable):
+                    raise undecodable(request, message_name)
+                return fn(request, info)
+            except Exception as exc:
+                status, code = self._status(exc, request_id, context)
+                error = exc
+                if status is not None:
+                    context.abort_with_status(status)
+                return None
+            finally:
+                self._record(method, code, started, request_id, info, error)
+
+        return handler
+
+    def _sync_stream(self, method: str) -> Callable[..., Any]:
+        def handler(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+            started = time.perf_counter()
+            info = CallInfo()
+            code, error, request_id = grpc.StatusCode.OK, None, ""
+            OPEN_STREAMS.inc()
+            try:
+                request_id = self._begin(context)
+                session = self.core.session(info)
+                for request in requests:
+                    if isinstance(request, Undecodable):
+                        raise undecodable(request, "PlayStreamRequest")
+                    yield session.handle(request)
+            except GeneratorExit:
+                code = grpc.StatusCode.CANCELLED
+                raise
+            except Exception as exc:
+                status, code = self._status(exc, request_id, context)
+                error = exc
+                if status is not None:
+                    context.abort_with_status(status)
+            finally:
+                OPEN_STREAMS.dec()
+                self._record(method, code, started, request_id, info, error)
+
+        return handler
+
+    # -- aio -------------------------------------------------------------------------------------
+
+    def _aio_unary(self, method: str, fn: Callable[[Any, CallInfo], Any], message_name: str) -> Callable[..., Any]:
+        async def handler(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            started = time.perf_counter()
+            info = CallInfo()
+            code, error, request_id = grpc.StatusCode.OK, None, ""
+            try:
+                request_id = self._begin(context)
+                if isinstance(request, Undecodable):
+                    raise undecodable(request, message_name)
+                return fn(request, info)
+            except Exception as exc:
+                status, code = self._status(exc, request_id, context)
+                error = exc
+                if status is not None:
+                    await context.abort_with_status(status)
+                return None
+            finally:
+                self._record(method, code, started, request_id, info, error)
+
+        return handler
+
+    def _aio_stream(self, method: str) -> Callable[..., Any]:
+        async def handler(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+            started = time.perf_counter()
+            info = CallInfo()
+            code, error, request_id = grpc.StatusCode.OK, None, ""
+            OPEN_STREAMS.inc()
+            try:
+                request_id = self._begin(context)
+                session = self.core.session(info)
+                async for request in requests:
+                    if isinstance(request, Undecodable):
+                        raise undecodable(request, "PlayStreamRequest")
+                    yield session.handle(request)
+            except (GeneratorExit, StopAsyncIteration):
+                code = grpc.StatusCode.CANCELLED
+                raise
+            except Exception as exc:
+                import asyncio
+
+                if isinstance(exc, asyncio.CancelledError):
+                    code = grpc.StatusCode.CANCELLED
+                    raise
+                status, code = self._status(exc, request_id, context)
+                error = exc
+                if status is not None:
+                    await context.abort_with_status(status)
+            finally:
+                OPEN_STREAMS.dec()
+                self._record(method, code, started, request_id, info, error)
+
+        return handler
+
+    # -- the handler -----------------------------------------------------------------------------
+
+    def generic_handler(self, *, aio: bool) -> grpc.GenericRpcHandler:
+        handlers: dict[str, grpc.RpcMethodHandler] = {}
+        for name, (request_cls, response_cls, attr) in UNARY.items():
+            fn = getattr(self.core, attr)
+            wrap = self._aio_unary if aio else self._sync_unary
+            handlers[name] = grpc.unary_unary_rpc_method_handler(
+                wrap(name, fn, request_cls.DESCRIPTOR.name),
+                request_deserializer=safe_deserializer(request_cls),
+                response_serializer=response_cls.SerializeToString,
+            )
+        stream = self._aio_stream(STREAM) if aio else self._sync_stream(STREAM)
+        handlers[STREAM] = grpc.stream_stream_rpc_method_handler(
+            stream,
+            request_deserializer=safe_deserializer(api.PlayStreamRequest),
+            response_serializer=api.PlayStreamResponse.SerializeToString,
+        )
+        return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
+
+
+class ServiceCore(Core):
+    """The real core plus the stream session factory the hosting needs."""
+
+    def session(self, info: CallInfo) -> StreamSession:
+        return StreamSession(self, info)

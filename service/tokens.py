@@ -1,0 +1,260 @@
+"""Signed state tokens: a compact snapshot of a deal that the caller holds between calls.
+
+Layout (all integers little-endian)::
+
+    version (1) | key id (4) | body | HMAC-SHA256(key, version | key id | body) (32)
+
+The body holds the ruleset (fingerprint, preset, overrides), the deal's identity (deal code seed or
+a digest of the explicit hands), the face-up card, the :class:`~bigtwo.engine.DealState` after the
+last move and, for idempotent retries, the state before the last move and that move. Its size does
+not depend on how many moves were made, so resuming from a token costs the same at move 5 and 80.
+
+The key id is the first 4 bytes of SHA-256("bigtwo-token-key" | key): it picks the verification key
+without trying them all; every configured key verifies, only the first signs. A token whose MAC
+does not verify, whose key is unknown, or which does not parse is refused with INVALID_ARGUMENT;
+it is never trusted.
+
+The token is signed, not encrypted: it holds every hand, like the deal code. It belongs to whoever
+holds the game (the table host), never to one seat's device.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+
+from bigtwo.engine import PRESET_NAMES, DealState, Kind, Move, Ruleset
+
+from .errors import InvalidArgument, Violation
+
+VERSION = 1
+MAC_SIZE = 32
+KEY_ID_SIZE = 4
+MAX_TOKEN_BYTES = 2048
+_KINDS = list(Kind)
+_HEAD = struct.Struct("<B4s")
+
+
+def key_id(key: bytes) -> bytes:
+    return hashlib.sha256(b"bigtwo-token-key" + key).digest()[:KEY_ID_SIZE]
+
+
+@dataclass(frozen=True, slots=True)
+class DealIdentity:
+    """Which cards were dealt: a deal code's seed, or a digest of explicit hands."""
+
+    explicit: bool
+    value: int
+    """The 60-bit seed, or the first 8 bytes of the hands' digest as an integer."""
+    text: str
+    """The deal code, or ``explicit:`` and 16 hex digits (what logs and TableState show)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything a token carries."""
+
+    ruleset: Ruleset
+    identity: DealIdentity
+    face_up_card: int
+    face_up_seat: int
+    state: DealState
+    previous: DealState | None = None
+    last_move: Move | None = None
+
+
+class KeyRing:
+    """One signing key and every verification key (the signing key included)."""
+
+    def __init__(self, keys: list[bytes]) -> None:
+        if not keys:
+            raise ValueError("a key ring needs at least one key")
+        for key in keys:
+            if len(key) < 16:
+                raise ValueError("token keys must be at least 16 bytes long")
+        self.signing_key = keys[0]
+        self.signing_id = key_id(keys[0])
+        self.verifying = {key_id(key): key for key in keys}
+
+    def sign(self, head_and_body: bytes) -> bytes:
+        return hmac.new(self.signing_key, head_and_body, hashlib.sha256).digest()
+
+
+# -- compact DealState ---------------------------------------------------------------------------
+
+@lru_cache(maxsize=8)
+def _state_struct(players: int) -> struct.Struct:
+    # hands, to_act, leader, table_mask, table_kind, table_key, last_player, passes, passed, played,
+    # opening_card, winner, moves_made, deal_number, start_sizes, has_scores, scores
+    return struct.Struct(f"<{players}QBBQbqbBBQbbHI{players}BB{players}i")
+
+
+def _pack_state(state: DealState, players: int) -> bytes:
+    kind = -1 if state.table_kind is None else _KINDS.index(state.table_kind)
+    scores = state.scores if state.scores else (0,) * players
+    return _state_struct(players).pack(
+        *state.hands,
+        state.to_act,
+        state.leader,
+        state.table_mask,
+        kind,
+        state.table_key,
+        state.last_player,
+        state.passes,
+        state.passed,
+        state.played,
+        state.opening_card,
+        state.winner,
+        state.moves_made,
+        state.deal_number,
+        *state.start_sizes,
+        1 if state.scores else 0,
+        *scores,
+    )
+
+
+def _unpack_state(data: bytes, offset: int, players: int) -> tuple[DealState, int]:
+    layout = _state_struct(players)
+    values = layout.unpack_from(data, offset)
+    n = players
+    hands = values[:n]
+    (to_act, leader, table_mask, kind, table_key, last_player, passes, passed, played, opening, winner, moves,
+     deal_number) = values[n : n + 13]
+    start_sizes = values[n + 13 : 2 * n + 13]
+    has_scores = values[2 * n + 13]
+    scores = values[2 * n + 14 :] if has_scores else ()
+    state = DealState(
+        hands=tuple(hands),
+        to_act=to_act,
+        leader=leader,
+        table_mask=table_mask,
+        table_kind=None if kind < 0 else _KINDS[kind],
+        table_key=table_key,
+        last_player=last_player,
+        passes=passes,
+        passed=passed,
+        played=played,
+        opening_card=opening,
+        winner=winner,
+        moves_made=moves,
+        deal_number=deal_number,
+        start_sizes=tuple(start_sizes),
+        scores=tuple(scores),
+    )
+    return state, offset + layout.size
+
+
+# -- rulesets inside tokens ----------------------------------------------------------------------
+
+@lru_cache(maxsize=256)
+def _ruleset_bytes(ruleset: Ruleset) -> bytes:
+    overrides = ruleset.overrides()
+    text = json.dumps(overrides, sort_keys=True, separators=(",", ":")).encode() if overrides else b""
+    preset_index = PRESET_NAMES.index(ruleset.preset) if ruleset.preset in PRESET_NAMES else 0
+    return bytes.fromhex(ruleset.fingerprint) + struct.pack("<BH", preset_index, len(text)) + text
+
+
+@lru_cache(maxsize=256)
+def _ruleset_from(preset_index: int, overrides: bytes) -> Ruleset:
+    data = json.loads(overrides) if overrides else {}
+    return Ruleset.from_mapping({**data, "preset": PRESET_NAMES[preset_index]})
+
+
+_HEAD_BODY = struct.Struct("<8sBH")
+_IDENTITY = struct.Struct("<BQbb")
+_MOVE = struct.Struct("<BQB")
+
+
+class TokenCodec:
+    """Encode and verify state tokens with a :class:`KeyRing`."""
+
+    def __init__(self, keys: KeyRing) -> None:
+        self.keys = keys
+
+    def encode(self, snap: Snapshot) -> bytes:
+        players = snap.ruleset.players
+        parts = [
+            _HEAD.pack(VERSION, self.keys.signing_id),
+            _ruleset_bytes(snap.ruleset),
+            _IDENTITY.pack(1 if snap.identity.explicit else 0, snap.identity.value, snap.face_up_card, snap.face_up_seat),
+            _pack_state(snap.state, players),
+        ]
+        if snap.previous is not None and snap.last_move is not None:
+            move = snap.last_move
+            parts.append(b"\x01")
+            parts.append(_pack_state(snap.previous, players))
+            parts.append(_MOVE.pack(move.seat, move.mask, 1 if move.is_pass else 0))
+        else:
+            parts.append(b"\x00")
+        unsigned = b"".join(parts)
+        return unsigned + self.keys.sign(unsigned)
+
+    def decode(self, token: bytes, path: str = "game.state_token") -> Snapshot:
+        """Verify and read a token; anything wrong is INVALID_ARGUMENT with an ErrorInfo reason."""
+
+        def refuse(reason: str, description: str) -> InvalidArgument:
+            return InvalidArgument(
+                f"{path}: {description}", violations=[Violation(path, description)], reason=reason
+            )
+
+        if len(token) > MAX_TOKEN_BYTES or len(token) < _HEAD.size + MAC_SIZE:
+            raise refuse("TOKEN_MALFORMED", "not a state token issued by this service (wrong length)")
+        version, kid = _HEAD.unpack_from(token, 0)
+        if version != VERSION:
+            raise refuse("TOKEN_MALFORMED", f"state token version {version} is not supported (expected {VERSION})")
+        key = self.keys.verifying.get(kid)
+        if key is None:
+            raise refuse(
+                "TOKEN_UNKNOWN_KEY",
+                "the state token was signed with a key this service does not hold (foreign, or rotated out)",
+            )
+        body, mac = token[:-MAC_SIZE], token[-MAC_SIZE:]
+        if not hmac.compare_digest(hmac.new(key, body, hashlib.sha256).digest(), mac):
+            raise refuse("TOKEN_BAD_SIGNATURE", "the state token's signature does not verify: it was altered")
+        try:
+            return self._read(body)
+        except (struct.error, ValueError, IndexError, KeyError) as exc:  # signed by us but unreadable
+            raise refuse("TOKEN_MALFORMED", f"the state token does not parse: {exc}") from None
+
+    @staticmethod
+    def _read(body: bytes) -> Snapshot:
+        offset = _HEAD.size
+        fingerprint, preset_index, length = _HEAD_BODY.unpack_from(body, offset)
+        offset += _HEAD_BODY.size
+        overrides = body[offset : offset + length]
+        offset += length
+        ruleset = _ruleset_from(preset_index, bytes(overrides))
+        if _ruleset_bytes(ruleset)[:8] != fingerprint:
+            raise ValueError("the ruleset's fingerprint does not match")
+        explicit, value, face_up_card, face_up_seat = _IDENTITY.unpack_from(body, offset)
+        offset += _IDENTITY.size
+        players = ruleset.players
+        state, offset = _unpack_state(body, offset, players)
+        previous = last_move = None
+        if body[offset] == 1:
+            previous, offset = _unpack_state(body, offset + 1, players)
+            seat, mask, is_pass = _MOVE.unpack_from(body, offset)
+            offset += _MOVE.size
+            last_move = Move.pass_(seat) if is_pass else Move.from_mask(seat, mask)
+        else:
+            offset += 1
+        if offset != len(body):
+            raise ValueError("trailing bytes")
+        return Snapshot(ruleset, identity_of(bool(explicit), value), face_up_card, face_up_seat, state, previous, last_move)
+
+
+def identity_of(explicit: bool, value: int) -> DealIdentity:
+    if explicit:
+        return DealIdentity(True, value, f"explicit:{value:016x}")
+    from bigtwo.engine import DealCode
+
+    return DealIdentity(False, value, str(DealCode(value)))
+
+
+def explicit_identity(hands: tuple[int, ...]) -> DealIdentity:
+    digest = hashlib.sha256(b"".join(struct.pack("<Q", hand) for hand in hands)).digest()
+    return identity_of(True, int.from_bytes(digest[:8], "big"))
