@@ -1,0 +1,247 @@
+"""Rule-based levels: ``beginner``, ``good`` and ``great``.
+
+Each policy maps a :class:`~bigtwo.engine.bots.base.View` to an ordered list of candidate moves
+(card masks, 0 for pass), best first. The bot plays the first legal one; ``pro`` uses the list to
+choose which moves to search.
+
+* ``beginner``: lowest cards first, never plans; keeps 2s back until the hand is small.
+* ``good`` (HK's Good): splits the hand into the fewest plays and plays them lowest first, never
+  breaks a combination, keeps 2s back early, blocks only a seat about to go out.
+* ``great`` (HK's Great): the same plan with a better split, plus card counting (which plays no
+  unseen card can beat), a winning line when every play but one is a master, blocking when a seat
+  is close to going out (high singles, no pairs against two cards), shedding under pressure, and
+  no control card wasted early.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from ..deal import Move
+from ..generate import CARD_MASK, MASK_BITS
+from ..observation import Observation
+from ..rules import Ruleset
+from .base import View, move_of, view_of
+from .plan import PLAY_COST, Masters, highest_rank, lowest_rank, split
+
+TWO = 12
+_SIZE_BONUS = {1: 0, 2: 1, 3: 2, 5: 3}
+
+OrderFn = Callable[[View], list[int]]
+
+
+def finalize(view: View, order: list[int]) -> int:
+    """The first legal mask of ``order`` (0 = pass); a legal fallback when none is."""
+    legal = {e & CARD_MASK for e in view.legal}
+    for mask in order:
+        if mask == 0:
+            if view.can_pass:
+                return 0
+        elif mask in legal:
+            return mask
+    if view.legal:
+        return view.legal[0] & CARD_MASK
+    return 0
+
+
+def _dedupe(order: list[int]) -> list[int]:
+    seen: set[int] = set()
+    out = []
+    for mask in order:
+        if mask not in seen:
+            seen.add(mask)
+            out.append(mask)
+    return out
+
+
+def _goes_out(view: View) -> int:
+    for encoded in view.legal:
+        if encoded & CARD_MASK == view.hand:
+            return view.hand
+    return 0
+
+
+def _has_two(mask: int) -> bool:
+    return highest_rank(mask) == TWO
+
+
+# -- beginner ---------------------------------------------------------------------------------------
+
+
+def beginner_order(view: View) -> list[int]:
+    out = _goes_out(view)
+    if out:
+        return [out]
+    masks = [e & CARD_MASK for e in view.legal]
+    if view.leading:
+        low_rank = lowest_rank(view.hand)
+        small = [m for m in masks if m.bit_count() <= 3 and lowest_rank(m) == low_rank and highest_rank(m) == low_rank]
+        small.sort(key=lambda m: -m.bit_count())
+        return _dedupe(small + masks)
+    keep_twos = view.hand.bit_count() > 4
+    plays = [m for m in masks if not (keep_twos and _has_two(m))]
+    return [*plays[:1], 0, *masks]
+
+
+# -- good -------------------------------------------------------------------------------------------
+
+
+def good_order(view: View) -> list[int]:
+    out = _goes_out(view)
+    if out:
+        return [out]
+    plays, _ = split(view.hand, view.tables)
+    masks = [e & CARD_MASK for e in view.legal]
+    others = [view.cards_left[s] for s in view.opponents()]
+    if view.leading:
+        ordered = sorted(
+            plays, key=lambda e: (_has_two(e & CARD_MASK), lowest_rank(e & CARD_MASK), -(e & CARD_MASK).bit_count())
+        )
+        return _dedupe([e & CARD_MASK for e in ordered] + masks)
+    assert view.table is not None
+    legal = set(masks)
+    fits = [e & CARD_MASK for e in sorted(plays) if e & CARD_MASK in legal]
+    owner_left = view.cards_left[view.last_player] if view.last_player >= 0 else 99
+    if owner_left == 1 and masks:
+        return [masks[-1], 0]
+    early = view.hand.bit_count() > 5 and min(others) > 3
+    fits = [m for m in fits if not (early and _has_two(m))]
+    if not fits:
+        # Nothing in the plan fits: shed the lowest play that breaks no five-card hand.
+        in_fives = 0
+        for encoded in plays:
+            if (encoded & CARD_MASK).bit_count() == 5:
+                in_fives |= encoded & CARD_MASK
+        fits = [m for m in masks if not m & in_fives and not (early and _has_two(m))]
+    return [*fits[:1], 0]
+
+
+# -- great ------------------------------------------------------------------------------------------
+
+
+def great_order(view: View) -> list[int]:
+    """Best-first candidate moves for the great policy."""
+    out = _goes_out(view)
+    if out:
+        return [out]
+    if view.leading:
+        return _dedupe(_great_lead(view))
+    return _dedupe(_great_follow(view))
+
+
+def _great_lead(view: View) -> list[int]:
+    tables = view.tables
+    masks = [e & CARD_MASK for e in view.legal]
+    if view.opening_card >= 0:
+        # Every legal play holds the opening card: keep the rest of the hand in the best shape.
+        def after_cost(mask: int) -> tuple[int, int]:
+            return split(view.hand & ~mask, tables)[1], -mask.bit_count()
+
+        return sorted(masks, key=after_cost)
+    plays, _ = split(view.hand, tables)
+    counter = Masters(view.unseen, tables)
+    masters = [e for e in plays if counter.master(e)]
+    weak = [e for e in plays if not counter.master(e)]
+    others = [view.cards_left[s] for s in view.opponents()]
+    one_left = 1 in others
+    two_left = 2 in others
+    if len(weak) <= 1:
+        # Winning line: cash the masters (each wins its trick and the lead), then the last play.
+        line = sorted(masters, key=lambda e: (-(e & CARD_MASK).bit_count(), e >> MASK_BITS)) + weak
+        return [e & CARD_MASK for e in line] + masks
+
+    def lead_key(encoded: int) -> tuple[int, int]:
+        mask = encoded & CARD_MASK
+        size = mask.bit_count()
+        key = lowest_rank(mask) * 2 - _SIZE_BONUS[size] * 2
+        if size == 1 and one_left:
+            key = 100 + (TWO - highest_rank(mask))  # highest single first
+        elif size == 2 and two_left:
+            key += 40
+        elif size == 1 and two_left:
+            key += 20 + (TWO - highest_rank(mask))
+        if size < 5 and _has_two(mask):
+            key += 30  # keep 2s back
+        return key, encoded >> MASK_BITS
+
+    ordered = sorted(weak, key=lead_key) + sorted(masters, key=lead_key)
+    return [e & CARD_MASK for e in ordered] + masks
+
+
+def _great_follow(view: View) -> list[int]:
+    tables = view.tables
+    table = view.table
+    assert table is not None
+    size = table.size
+    beats = list(view.legal)  # every legal play beats the table, ascending
+    if not beats:
+        return [0]
+    hand = view.hand
+    counter = Masters(view.unseen, tables)
+    is_master = counter.master
+    plays, cost = split(hand, tables)
+    plan = set(plays)
+    weak_now = sum(1 for e in plays if not is_master(e))
+    opponents = view.opponents()
+    others = [view.cards_left[s] for s in opponents]
+    owner = view.last_player
+    owner_left = view.cards_left[owner] if owner >= 0 else 99
+    owner_danger = owner != view.seat and owner_left <= 2
+    follower_danger = any(view.cards_left[s] == size and size <= 2 for s in opponents if s != owner)
+    pressure = min(others) <= 3
+
+    # A master that leaves at most one weak play wins the deal from here.
+    for encoded in beats:
+        if is_master(encoded):
+            rest, _ = split(hand & ~(encoded & CARD_MASK), tables)
+            if sum(1 for e in rest if not is_master(e)) <= 1:
+                return [encoded & CARD_MASK, 0]
+
+    if owner_danger or follower_danger:
+        masters = [e for e in beats if is_master(e)]
+        pick = masters[0] if masters else beats[-1]
+        return [pick & CARD_MASK, beats[-1] & CARD_MASK, 0]
+
+    fits = [e for e in beats if e in plan]
+    early = hand.bit_count() > 6 and min(others) > 4 and weak_now >= 3
+    table_high = size <= 2 and highest_rank(table.mask) >= 10  # K, A or 2 on the table
+    for encoded in fits:
+        mask = encoded & CARD_MASK
+        control = _has_two(mask) or is_master(encoded)
+        if control and size < 5 and early and not table_high:
+            continue
+        return [mask, 0]
+
+    # Nothing in the plan fits: break a combination only when it costs no extra play, or under
+    # pressure (a seat close to going out) to shed cards.
+    best_mask = 0
+    best_cost = cost if not pressure else cost + PLAY_COST * 2
+    for encoded in beats[:10]:
+        mask = encoded & CARD_MASK
+        if _has_two(mask) and size < 5 and early:
+            continue
+        _, after = split(hand & ~mask, tables)
+        if after < best_cost or (after == best_cost and best_mask and mask.bit_count() > best_mask.bit_count()):
+            best_cost, best_mask = after, mask
+    if best_mask:
+        return [best_mask, 0]
+    return [0, *(e & CARD_MASK for e in beats[:2])]
+
+
+# -- bots -------------------------------------------------------------------------------------------
+
+
+class PolicyBot:
+    """A bot that plays the first legal move of a policy's candidate list."""
+
+    def __init__(self, level: str, policy: OrderFn) -> None:
+        self.level = level
+        self._policy = policy
+
+    def choose(self, observation: Observation, ruleset: Ruleset, rng: random.Random) -> Move:
+        view = view_of(observation, ruleset)
+        return move_of(view, finalize(view, self._policy(view)))
+
+    def choose_in_view(self, view: View) -> int:
+        return finalize(view, self._policy(view))

@@ -1,0 +1,181 @@
+"""The ``pro`` level: determinized Monte-Carlo search over the cards the seat cannot see.
+
+For one decision:
+
+1. The ``great`` policy ranks the moves; the top ``candidates`` (pass included when allowed) are
+   searched, the rest pruned.
+2. ``worlds`` guesses of the hidden hands are sampled consistently with what the seat knows: every
+   seat's card count, the played cards, the 3-player face-up card (it stays with its holder), and
+   with 2 players the cards below the opening card (never dealt).
+3. In every world each candidate is played, then the deal is played out by the ``great`` policy
+   for every seat (common random numbers: all candidates meet the same worlds). A rollout's value
+   is the seat's score under the ruleset: minus its penalty under ``penalty`` settlement, its
+   zero-sum score, or 1 for a win under ``penalty = none``.
+4. The candidate with the best mean wins, but ``great``'s own choice is kept unless another
+   candidate beats it by more than ``margin`` standard errors of the paired difference.
+
+Budget: ``simulations`` rollouts per decision in total (deterministic given the seed); optionally
+``max_ms`` stops sampling new worlds once that much time has passed (then the result depends on
+the machine's speed).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass
+
+from ..deal import Deal, Move
+from ..events import DealStarted
+from ..generate import CARD_MASK
+from ..observation import Observation
+from ..rules import Penalty, Ruleset, Settlement
+from ..tables import tables_for
+from .base import View, move_of, state_with_hands, view_in_deal, view_of
+from .heuristic import OrderFn, finalize, great_order
+
+DEFAULT_SIMULATIONS = 400
+DEFAULT_STEPS = 2500
+DEFAULT_CANDIDATES = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    simulations: int = DEFAULT_SIMULATIONS
+    """At most this many rollouts per decision, shared among the candidates."""
+    steps: int | None = DEFAULT_STEPS
+    """Stop sampling new worlds once the rollouts have made this many moves in total (short
+    endgame rollouts get more worlds than long opening ones); deterministic, unlike ``max_ms``."""
+    max_ms: float | None = None
+    """Stop sampling new worlds after this many milliseconds (None: no clock, fully deterministic)."""
+    candidates: int = DEFAULT_CANDIDATES
+    margin: float = 1.0
+    """Standard errors by which a candidate must beat the rollout policy's own choice."""
+
+
+def sample_hands(observation: Observation, ruleset: Ruleset, rng: random.Random) -> tuple[int, ...]:
+    """One guess of every seat's hand, consistent with the observation (own hand kept)."""
+    players = ruleset.players
+    me = observation.seat
+    pool = observation.unseen
+    fixed = [0] * players
+    face_up = observation.face_up_card
+    if face_up >= 0 and observation.face_up_seat not in (-1, me) and pool >> face_up & 1:
+        fixed[observation.face_up_seat] |= 1 << face_up
+        pool &= ~(1 << face_up)
+    if players == 2 and observation.history and isinstance(observation.history[0], DealStarted):
+        opening = observation.history[0].opening_card
+        if opening >= 0:  # the opening card was the lowest dealt: every lower card stayed undealt
+            strength = tables_for(ruleset).strength
+            below = 0
+            for index in range(52):
+                if strength[index] < strength[opening]:
+                    below |= 1 << index
+            pool &= ~below
+    cards = [index for index in range(52) if pool >> index & 1]
+    rng.shuffle(cards)
+    hands = []
+    position = 0
+    for seat in range(players):
+        if seat == me:
+            hands.append(observation.hand)
+            continue
+        hand = fixed[seat]
+        need = observation.cards_left[seat] - hand.bit_count()
+        for index in cards[position : position + need]:
+            hand |= 1 << index
+        position += need
+        hands.append(hand)
+    return tuple(hands)
+
+
+def utility(ruleset: Ruleset, deal: Deal, seat: int) -> float:
+    """What the seat wants to maximise: minus its penalty, its zero-sum score, or a win."""
+    if ruleset.penalty is Penalty.NONE:
+        return 1.0 if deal.winner == seat else 0.0
+    score = deal.scores[seat]
+    return float(score) if ruleset.settlement is Settlement.ZERO_SUM else -float(score)
+
+
+def play_out(deal: Deal, policy: OrderFn, max_moves: int = 400) -> int:
+    """Play the deal to its end with ``policy`` at every seat (each sees its own hand only);
+    returns the number of moves made."""
+    for made in range(max_moves):
+        if deal.over:
+            return made
+        view = view_in_deal(deal)
+        mask = finalize(view, policy(view))
+        deal.do(Move.pass_(view.seat) if mask == 0 else Move.from_mask(view.seat, mask))
+    return max_moves
+
+
+class ProBot:
+    level = "pro"
+
+    def __init__(self, budget: Budget | None = None, policy: OrderFn = great_order) -> None:
+        self.budget = budget or Budget()
+        self.policy = policy
+        self.last_rollouts = 0
+        """Rollouts run by the last decision (for tests and measurements)."""
+        self.last_steps = 0
+        """Rollout moves made by the last decision."""
+
+    def candidates(self, view: View) -> list[int]:
+        legal = {e & CARD_MASK for e in view.legal}
+        out: list[int] = []
+        for mask in self.policy(view):
+            if (mask == 0 and view.can_pass) or mask in legal:
+                if mask not in out:
+                    out.append(mask)
+            if len(out) >= self.budget.candidates:
+                break
+        if not out:
+            out.append(finalize(view, []))
+        return out
+
+    def choose(self, observation: Observation, ruleset: Ruleset, rng: random.Random) -> Move:
+        view = view_of(observation, ruleset)
+        return move_of(view, self.search(observation, ruleset, view, rng))
+
+    def search(self, observation: Observation, ruleset: Ruleset, view: View, rng: random.Random) -> int:
+        self.last_rollouts = 0
+        self.last_steps = 0
+        cands = self.candidates(view)
+        if len(cands) == 1 or cands[0] == view.hand:
+            return cands[0]
+        budget = self.budget
+        worlds = max(1, budget.simulations // len(cands))
+        started = time.perf_counter()
+        seat = view.seat
+        totals = [0.0] * len(cands)
+        diff_sq = [0.0] * len(cands)
+        done = 0
+        for _ in range(worlds):
+            if budget.max_ms is not None and done and (time.perf_counter() - started) * 1000 > budget.max_ms:
+                break
+            if budget.steps is not None and done and self.last_steps >= budget.steps:
+                break
+            hands = sample_hands(observation, ruleset, rng)
+            base = Deal.from_state(ruleset, state_with_hands(observation, hands))
+            values = []
+            for mask in cands:
+                deal = base.clone()
+                deal.do(Move.pass_(seat) if mask == 0 else Move.from_mask(seat, mask))
+                self.last_steps += play_out(deal, self.policy) + 1
+                values.append(utility(ruleset, deal, seat))
+                self.last_rollouts += 1
+            for index, value in enumerate(values):
+                totals[index] += value
+                diff_sq[index] += (value - values[0]) ** 2
+            done += 1
+        best = 0
+        best_mean = totals[0] / done
+        for index in range(1, len(cands)):
+            mean = totals[index] / done
+            mean_diff = mean - totals[0] / done
+            var = max(diff_sq[index] / done - mean_diff * mean_diff, 0.0)
+            se = math.sqrt(var / done) if done > 1 else math.inf
+            if mean > best_mean and mean_diff > budget.margin * se:
+                best, best_mean = index, mean
+        return cands[best]
