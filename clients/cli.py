@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from importlib.metadata import PackageNotFoundError, version
 
-from bigtwo.client import bench_cmd, vectors_cmd
+from bigtwo.client import bench_cmd, tournament_cmd, vectors_cmd
 from bigtwo.client.replay import commands as replay_commands
 from bigtwo.service import server as service_server
 
@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.set_defaults(func=_cmd_run)
     vectors_cmd.add_parser(sub)
     bench_cmd.add_parser(sub)
+    tournament_cmd.add_parser(sub)
     replay_commands.add_parsers(sub)
     service_server.add_parser(sub)
     return parser
