@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from bigtwo.engine import (
     CardsPlayed,
@@ -27,12 +27,12 @@ from bigtwo.engine import (
     DealContext,
     DealEnded,
     DealError,
-    DealStarted,
-    DragonRevealed,
-    LastCard,
     DealRecord,
+    DealStarted,
     DealtCards,
+    DragonRevealed,
     Event,
+    LastCard,
     Match,
     Move,
     Passed,
@@ -62,7 +62,7 @@ from .format import (
 )
 
 
-class VerdictKind(str, Enum):
+class VerdictKind(StrEnum):
     VALID = "valid"
     FORMAT_ERROR = "format-error"
     RULESET_MISMATCH = "ruleset-mismatch"
@@ -77,7 +77,7 @@ class VerdictKind(str, Enum):
         return self.value
 
 
-class SignatureStatus(str, Enum):
+class SignatureStatus(StrEnum):
     VALID = "valid"
     BAD = "bad"
     UNSIGNED = "unsigned"
@@ -229,8 +229,12 @@ class _Auditor:
             try:
                 from_hands = explicit_deal(list(record.hands), rules)
             except DealError as exc:
-                self.problem(VerdictKind.DEAL_CODE_MISMATCH, f"the hands are not a deal: {exc}",
-                             deal_number=record.number, line=record.line)
+                self.problem(
+                    VerdictKind.DEAL_CODE_MISMATCH,
+                    f"the hands are not a deal: {exc}",
+                    deal_number=record.number,
+                    line=record.line,
+                )
                 raise _Stop from None
         if from_code is not None and from_hands is not None:
             for seat, (a, b) in enumerate(zip(from_code.hands, from_hands.hands, strict=True)):
@@ -268,9 +272,19 @@ class _Auditor:
                 raise _Stop
         return DealContext(record.number, record.previous_winner, frozenset(record.empty_seats))
 
-    def view(self, deal: Deal, record: DealLog, index: int, action: Action | None, events: tuple[Event, ...],
-             trick: int, trick_moves: list[tuple[int, str]], empty: set[int], refused: str = "",
-             message: str = "") -> None:
+    def view(
+        self,
+        deal: Deal,
+        record: DealLog,
+        index: int,
+        action: Action | None,
+        events: tuple[Event, ...],
+        trick: int,
+        trick_moves: list[tuple[int, str]],
+        empty: set[int],
+        refused: str = "",
+        message: str = "",
+    ) -> None:
         if not self.views:
             return
         table_mask, table_seat = self._shown
@@ -331,20 +345,36 @@ class _Auditor:
             self.actions_checked += 1
             if action.kind is ActionKind.LEAVE:
                 empty.add(action.seat)
-                self.view(deal, record, i, action, (), trick, trick_moves, empty,
-                          message=f"{_seat(action.seat)} left the table")
+                self.view(
+                    deal,
+                    record,
+                    i,
+                    action,
+                    (),
+                    trick,
+                    trick_moves,
+                    empty,
+                    message=f"{_seat(action.seat)} left the table",
+                )
                 continue
             if action.kind is ActionKind.TAKE:
                 empty.discard(action.seat)
-                self.view(deal, record, i, action, (), trick, trick_moves, empty,
-                          message=f"{_seat(action.seat)} taken over")
+                self.view(
+                    deal, record, i, action, (), trick, trick_moves, empty, message=f"{_seat(action.seat)} taken over"
+                )
                 continue
             if pending:
                 due = pending[0]
-                if not (action.kind is ActionKind.PASS and action.auto and action.seat == due.seat
-                        and not action.refused):
-                    self.illegal(record, i, action, "auto-pass-missing",
-                                 f"the rules pass for {_seat(due.seat)} automatically here (\"{_seat(due.seat)} pass auto\")")
+                if not (
+                    action.kind is ActionKind.PASS and action.auto and action.seat == due.seat and not action.refused
+                ):
+                    self.illegal(
+                        record,
+                        i,
+                        action,
+                        "auto-pass-missing",
+                        f'the rules pass for {_seat(due.seat)} automatically here ("{_seat(due.seat)} pass auto")',
+                    )
                 pending.pop(0)
                 trick_moves.append((action.seat, "pass"))
                 events: tuple[Event, ...] = (due,)
@@ -362,9 +392,16 @@ class _Auditor:
             if action.timeout:
                 expected = timeout_move(deal) if not deal.over and deal.to_act == action.seat else None
                 if expected is None or str(expected) != action.move_text:
-                    shown = f"{_seat(action.seat)} {expected}" if expected is not None else "none (not this seat's turn)"
-                    self.illegal(record, i, action, "not-the-timeout-move",
-                                 f"a timed-out turn makes the engine's timeout move: {shown}")
+                    shown = (
+                        f"{_seat(action.seat)} {expected}" if expected is not None else "none (not this seat's turn)"
+                    )
+                    self.illegal(
+                        record,
+                        i,
+                        action,
+                        "not-the-timeout-move",
+                        f"a timed-out turn makes the engine's timeout move: {shown}",
+                    )
             try:
                 if action.kind is ActionKind.PASS:
                     move = Move.pass_(action.seat)
@@ -374,24 +411,33 @@ class _Auditor:
                         cards = parse_cards(" ".join(action.cards))
                     except Refusal:
                         text = " ".join(action.cards)
-                        produced = deal.verify_text(action.seat, text) if action.refused else deal.do_text(action.seat, text)
+                        produced = (
+                            deal.verify_text(action.seat, text) if action.refused else deal.do_text(action.seat, text)
+                        )
                     else:
                         move = Move.play(action.seat, cards)
                         produced = deal.verify(move) if action.refused else deal.do(move)
             except Refusal as refusal:
                 reason = refusal.reason.value
                 if action.refused == reason:
-                    self.view(deal, record, i, action, (), trick, trick_moves, empty, refused=reason,
-                              message=refusal.message)
+                    self.view(
+                        deal, record, i, action, (), trick, trick_moves, empty, refused=reason, message=refusal.message
+                    )
                     continue
                 if action.refused:
-                    self.illegal(record, i, action, "wrong-refusal",
-                                 f"recorded as refused {action.refused}, but the rules refuse it as {reason} "
-                                 f"({refusal.message})")
+                    self.illegal(
+                        record,
+                        i,
+                        action,
+                        "wrong-refusal",
+                        f"recorded as refused {action.refused}, but the rules refuse it as {reason} "
+                        f"({refusal.message})",
+                    )
                 self.illegal(record, i, action, reason, refusal.message)
             if action.refused:
-                self.illegal(record, i, action, "not-refused",
-                             f"recorded as refused {action.refused}, but the rules accept it")
+                self.illegal(
+                    record, i, action, "not-refused", f"recorded as refused {action.refused}, but the rules accept it"
+                )
             assert isinstance(produced, tuple)
             own: list[Event] = []
             self._trick_end_after_auto: list[Event] = []
@@ -415,52 +461,73 @@ class _Auditor:
                 trick_moves = []
                 self._shown = (0, -1)
         if pending:
-            self.illegal(record, len(record.actions), None, "auto-pass-missing",
-                         f"the rules pass for {_seat(pending[0].seat)} automatically, but the actions stop")
+            self.illegal(
+                record,
+                len(record.actions),
+                None,
+                "auto-pass-missing",
+                f"the rules pass for {_seat(pending[0].seat)} automatically, but the actions stop",
+            )
         self.check_result(record, deal)
 
     def check_result(self, record: DealLog, deal: Deal) -> None:
         result = record.result
         if not deal.over:
             if result is not None:
-                self.problem(VerdictKind.RESULT_MISMATCH,
-                             f"a result is recorded, but the moves do not finish the deal ({_seat(deal.to_act)} to act)",
-                             deal_number=record.number, line=result.line)
+                self.problem(
+                    VerdictKind.RESULT_MISMATCH,
+                    f"a result is recorded, but the moves do not finish the deal ({_seat(deal.to_act)} to act)",
+                    deal_number=record.number,
+                    line=result.line,
+                )
                 raise _Stop
             return
         ended = next(e for e in reversed(deal.events) if isinstance(e, DealEnded))
         settlement = settle_with_winner(self.rules, ended.winner, ended.cards_left, ended.twos_left)
         if result is None:
-            self.problem(VerdictKind.RESULT_MISMATCH,
-                         f"the deal ends ({_seat(ended.winner)} wins) but no result is recorded",
-                         deal_number=record.number, line=record.line)
+            self.problem(
+                VerdictKind.RESULT_MISMATCH,
+                f"the deal ends ({_seat(ended.winner)} wins) but no result is recorded",
+                deal_number=record.number,
+                line=record.line,
+            )
             raise _Stop
         mismatch = ""
         if result.winner != ended.winner:
             mismatch = f"winner is {_seat(result.winner)} in the file, {_seat(ended.winner)} by the moves"
         elif result.by_dragon != ended.by_dragon:
-            mismatch = f"by_dragon is {str(result.by_dragon).lower()} in the file, {str(ended.by_dragon).lower()} by the moves"
+            mismatch = (
+                f"by_dragon is {str(result.by_dragon).lower()} in the file, {str(ended.by_dragon).lower()} by the moves"
+            )
         else:
             for mine, true in zip(result.seats, settlement.seats, strict=True):
                 for name in ("cards_left", "twos_left", "rate", "multiplier", "penalty", "score"):
                     if getattr(mine, name) != getattr(true, name):
-                        mismatch = (f"{_seat(true.seat)}'s {name} is {getattr(mine, name)} in the file, "
-                                    f"{getattr(true, name)} by the moves")
+                        mismatch = (
+                            f"{_seat(true.seat)}'s {name} is {getattr(mine, name)} in the file, "
+                            f"{getattr(true, name)} by the moves"
+                        )
                         break
                 if mismatch:
                     break
         if mismatch:
-            self.problem(VerdictKind.RESULT_MISMATCH, f"result: {mismatch}", deal_number=record.number,
-                         line=result.line)
+            self.problem(
+                VerdictKind.RESULT_MISMATCH, f"result: {mismatch}", deal_number=record.number, line=result.line
+            )
             raise _Stop
         try:
             self.match = self.match.record(
-                DealRecord(record.number, ended.winner, settlement.scores, ended.cards_left, record.code,
-                           ended.by_dragon)
+                DealRecord(
+                    record.number, ended.winner, settlement.scores, ended.cards_left, record.code, ended.by_dragon
+                )
             )
         except ValueError as exc:
-            self.problem(VerdictKind.RESULT_MISMATCH, f"deal {record.number} cannot be recorded: {exc}",
-                         deal_number=record.number, line=record.line)
+            self.problem(
+                VerdictKind.RESULT_MISMATCH,
+                f"deal {record.number} cannot be recorded: {exc}",
+                deal_number=record.number,
+                line=record.line,
+            )
             raise _Stop from None
         for seat, score in enumerate(settlement.scores):
             self.totals[seat] += score
@@ -470,16 +537,21 @@ class _Auditor:
     def run(self) -> None:
         log = self.log
         if log.fingerprint != log.ruleset.fingerprint:
-            self.problem(VerdictKind.RULESET_MISMATCH,
-                         f"the ruleset's fingerprint is {log.ruleset.fingerprint}, the file says {log.fingerprint or 'nothing'}")
+            self.problem(
+                VerdictKind.RULESET_MISMATCH,
+                f"the ruleset's fingerprint is {log.ruleset.fingerprint}, the file says {log.fingerprint or 'nothing'}",
+            )
             return
         empty: set[int] = set(log.deals[0].empty_seats) if log.deals else set()
         previous: DealLog | None = None
         for index, record in enumerate(log.deals):
             if previous is not None and (not self.match.deals or self.match.deals[-1].deal_number != previous.number):
-                self.problem(VerdictKind.RESULT_MISMATCH,
-                             f"deal {previous.number} is unfinished, yet deal {record.number} follows",
-                             deal_number=record.number, line=record.line)
+                self.problem(
+                    VerdictKind.RESULT_MISMATCH,
+                    f"deal {previous.number} is unfinished, yet deal {record.number} follows",
+                    deal_number=record.number,
+                    line=record.line,
+                )
                 return
             try:
                 self.play_deal(index, record, empty, previous)
@@ -495,8 +567,11 @@ class _Auditor:
             names = ("deals", "totals", "deals_won", "winners", "over")
             for name, mine, true in zip(names, given, expected, strict=True):
                 if mine != true:
-                    self.problem(VerdictKind.RESULT_MISMATCH, f"match result: {name} is {_show(mine)} in the file, "
-                                 f"{_show(true)} by the deals", line=result.line)
+                    self.problem(
+                        VerdictKind.RESULT_MISMATCH,
+                        f"match result: {name} is {_show(mine)} in the file, {_show(true)} by the deals",
+                        line=result.line,
+                    )
                     return
         elif self.match.deals:
             self.problem(VerdictKind.RESULT_MISMATCH, "the match result ([result]) is missing")
@@ -510,8 +585,9 @@ def _show(value: object) -> str:
     return str(value)
 
 
-def audit_log(log: GameLog, key: bytes | None = None, *, views: bool = True,
-              require_signature: bool = False) -> AuditVerdict:
+def audit_log(
+    log: GameLog, key: bytes | None = None, *, views: bool = True, require_signature: bool = False
+) -> AuditVerdict:
     """Re-run ``log`` through the engine and check its results, chain and signature.
 
     ``key``: the signing key (bytes) to verify the signature with; ``views``: build the per-step
@@ -524,8 +600,14 @@ def audit_log(log: GameLog, key: bytes | None = None, *, views: bool = True,
     for record, true in zip(log.deals, per_deal, strict=True):
         if record.chain != true:
             what = "has no chain" if not record.chain else "chain does not match its contents"
-            problems.append(Problem(VerdictKind.BROKEN_CHAIN, f"{what} (edited after it was written?)",
-                                    deal_number=record.number, line=record.line))
+            problems.append(
+                Problem(
+                    VerdictKind.BROKEN_CHAIN,
+                    f"{what} (edited after it was written?)",
+                    deal_number=record.number,
+                    line=record.line,
+                )
+            )
             break
     else:
         if log.chain != head:
@@ -537,7 +619,9 @@ def audit_log(log: GameLog, key: bytes | None = None, *, views: bool = True,
             problems.append(Problem(VerdictKind.BAD_SIGNATURE, "the file is unsigned"))
     elif not log.signature.startswith(SIGNATURE_SCHEME + ":"):
         status = SignatureStatus.BAD
-        problems.append(Problem(VerdictKind.BAD_SIGNATURE, f"unknown signature scheme (expected {SIGNATURE_SCHEME}:...)"))
+        problems.append(
+            Problem(VerdictKind.BAD_SIGNATURE, f"unknown signature scheme (expected {SIGNATURE_SCHEME}:...)")
+        )
     elif key is None:
         status = SignatureStatus.NOT_CHECKED
     elif hmac.compare_digest(log.signature, signature_for(head, key)):
@@ -558,8 +642,9 @@ def audit_log(log: GameLog, key: bytes | None = None, *, views: bool = True,
     )
 
 
-def audit_text(text: str, key: bytes | None = None, *, views: bool = False,
-               require_signature: bool = False) -> AuditVerdict:
+def audit_text(
+    text: str, key: bytes | None = None, *, views: bool = False, require_signature: bool = False
+) -> AuditVerdict:
     """Parse and audit a replay file's text; a file that does not parse is ``FORMAT_ERROR``."""
     try:
         log = loads(text)

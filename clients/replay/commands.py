@@ -75,8 +75,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.html:
         from .render_html import render_html
 
-        Path(args.html).write_text(render_html(log, verdict, title=f"Big Two replay · {Path(args.file).name}"),
-                                   encoding="utf-8")
+        Path(args.html).write_text(
+            render_html(log, verdict, title=f"Big Two replay · {Path(args.file).name}"), encoding="utf-8"
+        )
         console.print(f"wrote {args.html} ({len(verdict.steps)} steps); {verdict.summary()}", highlight=False)
     else:
         from .render_terminal import render
@@ -115,8 +116,19 @@ def audit_file(path: str) -> dict[str, Any]:
         text = raw.decode("utf-8-sig").replace("\r\n", "\n")
     except (OSError, UnicodeDecodeError) as exc:
         message = exc.strerror if isinstance(exc, OSError) else "the file is not UTF-8 text"
-        return {"path": path, "verdict": VerdictKind.FORMAT_ERROR.value, "ok": False, "message": message,
-                "line": 0, "deal": 0, "index": -1, "reason": "", "signature": "unsigned", "deals": 0, "actions": 0}
+        return {
+            "path": path,
+            "verdict": VerdictKind.FORMAT_ERROR.value,
+            "ok": False,
+            "message": message,
+            "line": 0,
+            "deal": 0,
+            "index": -1,
+            "reason": "",
+            "signature": "unsigned",
+            "deals": 0,
+            "actions": 0,
+        }
     verdict = audit_text(text, _KEY, require_signature=_REQUIRE)
     first = verdict.first
     return {
@@ -134,8 +146,9 @@ def audit_file(path: str) -> dict[str, Any]:
     }
 
 
-def run_audit(files: list[str], jobs: int, key: bytes | None, require: bool,
-              progress: Any = None) -> list[dict[str, Any]]:
+def run_audit(
+    files: list[str], jobs: int, key: bytes | None, require: bool, progress: Any = None
+) -> list[dict[str, Any]]:
     """Audit ``files`` with ``jobs`` processes; results in the order of ``files``."""
     results: list[dict[str, Any]] = []
     if jobs <= 1 or len(files) < 2:
@@ -193,11 +206,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.quiet:
         results = run_audit(files, jobs, key, args.require_signature)
     else:
-        with Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err, transient=True) as bar:
+        with Progress(
+            TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True
+        ) as bar:
             task = bar.add_task("audit", total=len(files))
-            results = run_audit(files, jobs, key, args.require_signature,
-                                progress=lambda n: bar.advance(task, n))
+            results = run_audit(files, jobs, key, args.require_signature, progress=lambda n: bar.advance(task, n))
     seconds = time.perf_counter() - started
     report = build_report(results, seconds, jobs)
     out = Console(stderr=True) if args.json == "-" else Console()

@@ -31,7 +31,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,7 @@ class ReplayFormatError(ValueError):
 # -- the data model -------------------------------------------------------------------------------
 
 
-class ActionKind(str, Enum):
+class ActionKind(StrEnum):
     PLAY = "play"
     PASS = "pass"
     LEAVE = "left"
@@ -340,7 +340,7 @@ def dumps(log: GameLog) -> str:
         if deal.chain:
             lines.append(f"chain = {_str(deal.chain)}")
         if deal.result is not None:
-            lines += [""] + _deal_result_lines(deal.result)
+            lines += ["", *_deal_result_lines(deal.result)]
     if log.result is not None:
         lines += ["", *_match_result_lines(log.result)]
     if log.chain or log.signature:
@@ -540,9 +540,14 @@ class _Reader:
 
 
 def _toml_type(value: Any) -> str:
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(
-        type(value), type(value).__name__
-    )
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
 def _canonical_cards(tokens: Sequence[str], raw_ok: bool) -> tuple[tuple[str, ...], str]:
@@ -565,7 +570,7 @@ def parse_action(text: str, players: int, line: int = 0) -> Action:
     comment = comment.strip() if hash_mark else ""
     tokens = body.split()
     if not tokens:
-        raise ReplayFormatError(f"empty action {text!r}: write the actor then the move, e.g. \"p1 3D\"", line)
+        raise ReplayFormatError(f'empty action {text!r}: write the actor then the move, e.g. "p1 3D"', line)
     actor = tokens[0].lower()
     if not (actor.startswith("p") and actor[1:].isdigit()):
         raise ReplayFormatError(f"action {text!r} does not start with its actor (p1 .. p{players})", line)
@@ -608,11 +613,14 @@ def parse_action(text: str, players: int, line: int = 0) -> Action:
             timeout = True
         elif tag == "refused":
             if index + 1 >= len(rest):
-                raise ReplayFormatError(f"action {text!r}: 'refused' needs its reason, e.g. refused does-not-beat", line)
+                raise ReplayFormatError(
+                    f"action {text!r}: 'refused' needs its reason, e.g. refused does-not-beat", line
+                )
             refused = rest[index + 1].lower()
             if refused not in _REASONS:
                 raise ReplayFormatError(
-                    f"action {text!r}: {rest[index + 1]!r} is not a refusal reason; valid: {', '.join(sorted(_REASONS))}",
+                    f"action {text!r}: {rest[index + 1]!r} is not a refusal reason; "
+                    f"valid: {', '.join(sorted(_REASONS))}",
                     line,
                 )
             index += 1
@@ -709,7 +717,7 @@ def loads(text: str) -> GameLog:
         table = reader.table(data["result"], path, ("deals", "totals", "deals_won", "winners", "over"), "[result]")
         winners_raw = table.get("winners", [])
         if not isinstance(winners_raw, list):
-            raise reader.fail((*path, "winners"), "winners must be a list of seats, e.g. [\"p2\"]")
+            raise reader.fail((*path, "winners"), 'winners must be a list of seats, e.g. ["p2"]')
         over = table.get("over", False)
         if not isinstance(over, bool):
             raise reader.fail((*path, "over"), "over must be true or false")
@@ -779,7 +787,7 @@ def _parse_deal(reader: _Reader, raw: Any, index: int, players: int) -> DealLog:
     empty: list[int] = []
     raw_empty = table.get("empty_seats", [])
     if not isinstance(raw_empty, list):
-        raise reader.fail((*path, "empty_seats"), "empty_seats must be a list of seats, e.g. [\"p3\"]")
+        raise reader.fail((*path, "empty_seats"), 'empty_seats must be a list of seats, e.g. ["p3"]')
     for i, seat in enumerate(raw_empty):
         empty.append(reader.seat(seat, (*path, "empty_seats", i), players))
     raw_actions = table.get("actions", [])
@@ -789,7 +797,7 @@ def _parse_deal(reader: _Reader, raw: Any, index: int, players: int) -> DealLog:
     for i, text in enumerate(raw_actions):
         line = reader.line((*path, "actions", i))
         if not isinstance(text, str):
-            raise ReplayFormatError(f"action {i + 1} must be a string such as \"p1 3D\", not {_toml_type(text)}", line)
+            raise ReplayFormatError(f'action {i + 1} must be a string such as "p1 3D", not {_toml_type(text)}', line)
         actions.append(parse_action(text, players, line))
     result = None
     if "result" in table:

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """``bigtwo replay FILE --html OUT.html``: one self-contained page (no network, no external files)
 that steps through the game: every seat's hand drawn as inline SVG cards, the table, the current
 trick, refusals, and the scores as they change. Navigation: buttons, the arrow keys (←/→ a step,
@@ -246,7 +247,7 @@ def render_html(log: GameLog, verdict: AuditVerdict, *, title: str = "Big Two re
 <header>
 <h1>{html.escape(title)}</h1>
 <span class="meta">{html.escape(meta)}</span>
-<span id="verdict" class="verdict {'ok' if ok else 'bad'}">{html.escape(verdict.summary())}</span>
+<span id="verdict" class="verdict {"ok" if ok else "bad"}">{html.escape(verdict.summary())}</span>
 </header>
 <nav>
 <button id="first" title="first step">&#xAB; first</button>

@@ -5,12 +5,11 @@ match totals. Built from :func:`audit_log`'s per-step views, so what is shown is
 
 from __future__ import annotations
 
+from bigtwo.engine import Card, TrickEnded, cards_of
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
-
-from bigtwo.engine import Card, TrickEnded, cards_of
 
 from .audit import AuditVerdict, StepView
 from .format import ActionKind, DealLog, GameLog, parse_action
@@ -107,16 +106,28 @@ def _deal_panel(log: GameLog, record: DealLog, steps: list[StepView]) -> Panel:
         for line in result.seats:
             if line.seat == result.winner:
                 label = "wins" + (" with a dragon" if result.by_dragon else "")
-                card.add_row(Text(f"{_who(log, line.seat)} ★", style="bold green"), str(line.cards_left), "",
-                             "", label, Text(f"{line.score:+d}" if line.score else "0", style="bold green"))
+                card.add_row(
+                    Text(f"{_who(log, line.seat)} ★", style="bold green"),
+                    str(line.cards_left),
+                    "",
+                    "",
+                    label,
+                    Text(f"{line.score:+d}" if line.score else "0", style="bold green"),
+                )
             else:
-                card.add_row(_who(log, line.seat), str(line.cards_left), str(line.rate),
-                             f"×{line.multiplier}" if line.multiplier != 1 else "", str(line.penalty),
-                             f"{line.score:+d}" if line.score else "0")
+                card.add_row(
+                    _who(log, line.seat),
+                    str(line.cards_left),
+                    str(line.rate),
+                    f"×{line.multiplier}" if line.multiplier != 1 else "",
+                    str(line.penalty),
+                    f"{line.score:+d}" if line.score else "0",
+                )
         collected = sum(line.penalty for line in result.seats)
         parts.append(card)
-        parts.append(Text(f"  {log.seat_name(result.winner)} wins the deal; losers' penalties total {collected}",
-                          style="green"))
+        parts.append(
+            Text(f"  {log.seat_name(result.winner)} wins the deal; losers' penalties total {collected}", style="green")
+        )
     else:
         parts.append(Text("  (deal unfinished)", style="yellow"))
     return Panel(Group(*parts), expand=True)
@@ -152,11 +163,19 @@ def render(log: GameLog, verdict: AuditVerdict, console: Console) -> None:
         totals.add_column("total", justify="right")
         for seat in range(log.players):
             style = "bold green" if seat in log.result.winners else ""
-            totals.add_row(Text(_who(log, seat), style=style), str(log.result.deals_won[seat]),
-                           Text(str(log.result.totals[seat]), style=style))
+            totals.add_row(
+                Text(_who(log, seat), style=style),
+                str(log.result.deals_won[seat]),
+                Text(str(log.result.totals[seat]), style=style),
+            )
         console.print(totals)
         state = "over" if log.result.over else "not over"
         names = ", ".join(log.seat_name(s) for s in log.result.winners)
-        console.print(Text(f"Match {state} after {log.result.deals} deal(s); "
-                           f"{'winner' if log.result.over else 'leading'}: {names}", style="bold"))
+        console.print(
+            Text(
+                f"Match {state} after {log.result.deals} deal(s); "
+                f"{'winner' if log.result.over else 'leading'}: {names}",
+                style="bold",
+            )
+        )
     console.print(_verdict_text(verdict))

@@ -101,11 +101,11 @@ class _OpenDeal:
 class ReplayWriter:
     """Record a match as it is played::
 
-        writer = ReplayWriter(rules, [SeatInfo("Ann"), SeatInfo("Bo", "bot", 3), ...])
-        deal = writer.start_deal(DealCode.parse("7K3M9QX2AB4HZ"))
-        writer.play(Move.play(deal.to_act, "3D"))      # a refusal is recorded, then re-raised
-        ...
-        text = dumps(writer.log(key))                    # sealed; signed when key is given
+    writer = ReplayWriter(rules, [SeatInfo("Ann"), SeatInfo("Bo", "bot", 3), ...])
+    deal = writer.start_deal(DealCode.parse("7K3M9QX2AB4HZ"))
+    writer.play(Move.play(deal.to_act, "3D"))      # a refusal is recorded, then re-raised
+    ...
+    text = dumps(writer.log(key))                    # sealed; signed when key is given
     """
 
     def __init__(self, ruleset: Ruleset, seats: Sequence[SeatInfo] | None = None, *, comment: str = "") -> None:
@@ -194,7 +194,9 @@ class ReplayWriter:
                 current.deal.verify_text(seat, text)
             except Refusal as refusal:
                 tokens = tuple(split_card_text(text))
-                current.actions.append(Action(seat, ActionKind.PLAY, tokens, False, timeout, refusal.reason.value, comment))
+                current.actions.append(
+                    Action(seat, ActionKind.PLAY, tokens, False, timeout, refusal.reason.value, comment)
+                )
                 raise
             raise  # pragma: no cover - verify_text always refuses text that is no card
         return self.play(move, timeout=timeout, comment=comment)
@@ -216,8 +218,9 @@ class ReplayWriter:
         ended = next(e for e in reversed(current.deal.events) if isinstance(e, DealEnded))
         current.result = _result_of(self.ruleset, ended)
         self.match = self.match.record(
-            DealRecord(current.number, ended.winner, current.result.scores, ended.cards_left, current.code,
-                       ended.by_dragon)
+            DealRecord(
+                current.number, ended.winner, current.result.scores, ended.cards_left, current.code, ended.by_dragon
+            )
         )
 
     def log(self, key: bytes | None = None) -> GameLog:
@@ -270,8 +273,9 @@ def game_log_from_deals(
         if ended is not None:
             result = _result_of(ruleset, ended)
             match = match.record(
-                DealRecord(started.deal_number, ended.winner, result.scores, ended.cards_left, code or "",
-                           ended.by_dragon)
+                DealRecord(
+                    started.deal_number, ended.winner, result.scores, ended.cards_left, code or "", ended.by_dragon
+                )
             )
         hands = tuple(mask_text(hand) for hand in started.hands)
         explicit_deal(list(hands), ruleset)  # raises on hands that are no deal
