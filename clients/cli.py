@@ -34,7 +34,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bigtwo", description="Big Two rules engine and service.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    version_parser = sub.add_parser("version", help="print the package version", description="Print the package version.")
+    version_parser = sub.add_parser(
+        "version", help="print the package version", description="Print the package version."
+    )
     version_parser.set_defaults(func=_cmd_version)
     run_parser = sub.add_parser("run", help="run the service (not implemented yet)", description="Run the service.")
     run_parser.set_defaults(func=_cmd_run)
