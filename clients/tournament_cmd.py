@@ -135,7 +135,11 @@ class TournamentResult:
     def summary(self, level: str) -> dict[str, Any]:
         values = self.points[level]
         mean, low, high = mean_ci(values)
-        return {"mean": round(mean, 4), "ci95": [round(low, 4), round(high, 4)], "decide_ms_p95": round(p95(self.decide_ms[level]), 3)}
+        return {
+            "mean": round(mean, 4),
+            "ci95": [round(low, 4), round(high, 4)],
+            "decide_ms_p95": round(p95(self.decide_ms[level]), 3),
+        }
 
     def paired(self, a: str, b: str) -> tuple[float, float, float]:
         """Mean and 95% interval of (points of a - points of b), paired by deal."""
@@ -238,7 +242,8 @@ def _table(result: TournamentResult) -> None:
         table.add_column(column, justify="right" if column != "level" else "left")
     for level in result.levels:
         s = result.summary(level)
-        table.add_row(level, f"{s['mean']:.3f}", f"[{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]", f"{s['decide_ms_p95']:.2f}")
+        interval = f"[{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]"
+        table.add_row(level, f"{s['mean']:.3f}", interval, f"{s['decide_ms_p95']:.2f}")
     console.print(table)
     pairs = Table(title="paired differences by deal (row - column)")
     pairs.add_column("pair")
@@ -266,20 +271,32 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--preset", default="classic", help="ruleset preset (default classic)")
-    parser.add_argument("--option", action="append", default=[], type=_parse_option, metavar="NAME=VALUE",
-                        help="override one rule option, e.g. players=3 (repeatable)")
-    parser.add_argument("--levels", default="great,good,random", help=f"comma-separated levels from {', '.join(LEVELS)}")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        type=_parse_option,
+        metavar="NAME=VALUE",
+        help="override one rule option, e.g. players=3 (repeatable)",
+    )
+    parser.add_argument(
+        "--levels", default="great,good,random", help=f"comma-separated levels from {', '.join(LEVELS)}"
+    )
     parser.add_argument("--deals", type=int, default=100, help="duplicate deals (each played once per rotation)")
     parser.add_argument("--seed", type=int, default=42, help="seed of the deal codes and the bots")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     parser.add_argument("--pairs", action="store_true", help="with --json, add paired differences under 'pairs'")
-    parser.add_argument("--plot", default=None, metavar="PNG", help="write a bar chart (default tournament-<preset>.png)")
+    parser.add_argument(
+        "--plot", default=None, metavar="PNG", help="write a bar chart (default tournament-<preset>.png)"
+    )
     parser.add_argument("--no-plot", action="store_true", help="write no plot")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--pro-sims", type=int, default=None, help="pro: rollouts per decision")
     parser.add_argument("--pro-steps", type=int, default=None, help="pro: rollout moves per decision")
-    parser.add_argument("--pro-ms", type=float, default=None, help="pro: time cap per decision in ms (not reproducible)")
+    parser.add_argument(
+        "--pro-ms", type=float, default=None, help="pro: time cap per decision in ms (not reproducible)"
+    )
     parser.set_defaults(func=run_command)
     return parser
 
@@ -314,7 +331,14 @@ def run_command(args: argparse.Namespace) -> int:
         result = run_tournament(ruleset, levels, args.deals, args.seed, args.jobs, budget)
     else:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         with Progress(
             TextColumn("[bold]tournament"),

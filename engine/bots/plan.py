@@ -8,7 +8,7 @@ two of its own plays.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from ..generate import CARD_MASK, MASK_BITS, all_plays, can_beat
 from ..rules import Ruleset
@@ -76,7 +76,7 @@ def _split(hand: int, tables: RuleTables) -> tuple[tuple[int, ...], int]:
         low = mask & -mask
         containing.setdefault(low, []).append((encoded, PLAY_COST + lowness(encoded)))
 
-    @lru_cache(maxsize=None)
+    @cache
     def best(rest: int) -> tuple[int, tuple[int, ...]]:
         if not rest:
             return 0, ()

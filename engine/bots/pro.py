@@ -125,9 +125,8 @@ class ProBot:
         legal = {e & CARD_MASK for e in view.legal}
         out: list[int] = []
         for mask in self.policy(view):
-            if (mask == 0 and view.can_pass) or mask in legal:
-                if mask not in out:
-                    out.append(mask)
+            if ((mask == 0 and view.can_pass) or mask in legal) and mask not in out:
+                out.append(mask)
             if len(out) >= self.budget.candidates:
                 break
         if not out:

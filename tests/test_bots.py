@@ -1,0 +1,314 @@
+"""Bots (issue 6): legal to the end under every preset and option mix, deterministic given a
+seed, honest (hidden hands reshuffled change nothing), pro within budget, tournament output."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from bigtwo.engine import (
+    PRESET_NAMES,
+    CardsPlayed,
+    Deal,
+    DealCode,
+    DealContext,
+    DealStarted,
+    DealtCards,
+    Move,
+    Passed,
+    Ruleset,
+    deal_from_code,
+    observe,
+)
+from bigtwo.engine.bots import LEVELS, Budget, ProBot, bot_for, timeout_bot_move
+from bigtwo.engine.bots.base import Bot
+
+TINY = Budget(simulations=12, steps=300, candidates=3)
+
+
+def make_bot(level: str) -> Bot:
+    return bot_for(level, TINY if level == "pro" else None)
+
+
+OPTION_MIXES: list[dict[str, object]] = [
+    {"players": 3},
+    {"players": 2},
+    {"players": 2, "cards_each": 17},
+    {"flush": "none", "triples": "only-in-full-house"},
+    {"after_pass": "out-until-trick-ends", "next_has_one_card": "highest-single"},
+    {"single_two_last": "forbidden", "auto_pass": "on", "players": 3},
+    {"straights": "no-twos", "suit_order": "CSHD", "penalty": "harsh", "twos_double": "on"},
+    {"straights": "taiwan", "suit_order": "CDHS", "settlement": "zero-sum", "penalty": "flat"},
+    {"players": 2, "two_player_start": "reshuffle-until-lowest", "after_pass": "out-until-trick-ends"},
+]
+
+
+def random_mix(rng: random.Random) -> dict[str, object]:
+    players = rng.choice([2, 3, 4])
+    mix: dict[str, object] = {
+        "preset": rng.choice(PRESET_NAMES),
+        "players": players,
+        "flush": rng.choice(["suit-first", "rank-first", "none"]),
+        "triples": rng.choice(["allowed", "only-in-full-house"]),
+        "after_pass": rng.choice(["may-play-again", "out-until-trick-ends"]),
+        "single_two_last": rng.choice(["allowed", "forbidden"]),
+        "next_has_one_card": rng.choice(["free", "highest-single"]),
+        "auto_pass": rng.choice(["off", "on"]),
+        "straights": rng.choice(["ace-two-low", "twos-high", "taiwan", "no-twos"]),
+        "suit_order": rng.choice(["DCHS", "CDHS", "CSHD"]),
+    }
+    if players == 2:
+        mix["cards_each"] = rng.choice([13, 17])
+    return mix
+
+
+def play_deal(
+    ruleset: Ruleset, code: int, levels: list[str], seed: int, context: DealContext | None = None
+) -> list[Move]:
+    """Play a whole deal, checking that every bot move is legal; returns the moves made."""
+    deal = Deal.start(ruleset, deal_from_code(DealCode(code), ruleset), context)
+    bots = [make_bot(level) for level in levels]
+    rngs = [random.Random(seed * 10 + seat) for seat in range(len(levels))]
+    moves: list[Move] = []
+    for _ in range(500):
+        if deal.over:
+            break
+        seat = deal.to_act
+        move = bots[seat].choose(observe(deal, seat), ruleset, rngs[seat])
+        assert move.seat == seat
+        assert deal.can(move), f"{levels[seat]} chose illegal {move} under {ruleset.to_mapping()}"
+        deal.do(move)
+        moves.append(move)
+    assert deal.over
+    return moves
+
+
+def table_of(levels: tuple[str, ...], players: int, shift: int) -> list[str]:
+    return [levels[(seat + shift) % len(levels)] for seat in range(players)]
+
+
+@pytest.mark.parametrize("preset_name", PRESET_NAMES)
+def test_every_level_plays_legal_moves_under_every_preset(preset_name: str) -> None:
+    ruleset = Ruleset.from_mapping({"preset": preset_name})
+    rng = random.Random(preset_name)
+    for index in range(3):
+        levels = table_of(LEVELS, ruleset.players, index)
+        play_deal(ruleset, rng.getrandbits(60), levels, index)
+
+
+@pytest.mark.parametrize("mix", OPTION_MIXES, ids=lambda m: ",".join(f"{k}={v}" for k, v in m.items()))
+def test_every_level_plays_legal_moves_under_option_mixes(mix: dict[str, object]) -> None:
+    ruleset = Ruleset.from_mapping({"preset": "classic", **mix})
+    rng = random.Random(str(mix))
+    for index in range(len(LEVELS)):
+        levels = table_of(LEVELS, ruleset.players, index)
+        play_deal(ruleset, rng.getrandbits(60), levels, index)
+
+
+def test_random_option_mixes_without_pro() -> None:
+    rng = random.Random(2024)
+    fast = ("random", "beginner", "good", "great")
+    for index in range(25):
+        ruleset = Ruleset.from_mapping(random_mix(rng))
+        levels = table_of(fast, ruleset.players, index)
+        play_deal(ruleset, rng.getrandbits(60), levels, index)
+
+
+def test_winner_leads_second_deal() -> None:
+    ruleset = Ruleset.from_mapping({"preset": "hong-kong"})
+    context = DealContext(deal_number=2, previous_winner=2)
+    for index, level in enumerate(LEVELS):
+        play_deal(ruleset, 1000 + index, [level] * 4, index, context)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_deterministic_given_seed(level: str) -> None:
+    ruleset = Ruleset.from_mapping({"preset": "classic"})
+    levels = [level, "great", level, "good"]
+    first = play_deal(ruleset, 77, levels, 5)
+    second = play_deal(ruleset, 77, levels, 5)
+    assert first == second
+
+
+def _reshuffled(ruleset: Ruleset, deal: Deal, seat: int, rng: random.Random) -> Deal | None:
+    """The same public history as ``deal`` with the other seats' unplayed cards reshuffled among
+    them (face-up card kept with its holder); None when a replayed move becomes illegal."""
+    events = deal.events
+    started = events[0]
+    assert isinstance(started, DealStarted)
+    keep = [0] * ruleset.players
+    for event in events:
+        if isinstance(event, CardsPlayed):
+            keep[event.seat] |= event.mask
+    if started.face_up_card >= 0:
+        keep[started.face_up_seat] |= 1 << started.face_up_card
+    others = [s for s in range(ruleset.players) if s != seat]
+    pool = [i for s in others for i in range(52) if (started.hands[s] & ~keep[s]) >> i & 1]
+    if ruleset.players == 2:
+        # The opponent's unplayed cards trade places with undealt cards above the opening card
+        # (the lowest card dealt), which leaves the opening card unchanged.
+        dealt = started.hands[0] | started.hands[1]
+        strength = deal.tables.strength
+        lowest = deal.tables.lowest_card_in(dealt)
+        pool += [i for i in range(52) if not dealt >> i & 1 and strength[i] > strength[lowest]]
+    rng.shuffle(pool)
+    hands = list(started.hands)
+    position = 0
+    for s in others:
+        need = (started.hands[s] & ~keep[s]).bit_count()
+        hands[s] = keep[s] | sum(1 << i for i in pool[position : position + need])
+        position += need
+    dealt = DealtCards(tuple(hands), started.face_up_card, started.face_up_seat)
+    other = Deal.start(ruleset, dealt, DealContext(started.deal_number))
+    if other.over:
+        return None  # a dragon appeared
+    for event in events[1:]:
+        if isinstance(event, CardsPlayed):
+            move = Move.from_mask(event.seat, event.mask)
+        elif isinstance(event, Passed) and not event.automatic:
+            move = Move.pass_(event.seat)
+        else:
+            continue
+        if not other.can(move):
+            return None
+        other.do(move)
+    return other
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"preset": "classic"},
+        {"preset": "hong-kong"},
+        {"preset": "classic", "players": 3},
+        {"preset": "taiwan", "players": 2, "cards_each": 17},
+    ],
+    ids=["classic", "hong-kong", "3-players", "2-players-17"],
+)
+def test_honest_hidden_hands_reshuffled_change_nothing(options: dict[str, object]) -> None:
+    ruleset = Ruleset.from_mapping(options)
+    rng = random.Random(str(options))
+    checked = changed = 0
+    for deal_index in range(3):
+        deal = Deal.start(ruleset, deal_from_code(DealCode(rng.getrandbits(60)), ruleset))
+        driver = bot_for("great")
+        while not deal.over:
+            seat = deal.to_act
+            if deal.moves_made % 3 == 0:
+                other = None
+                for _ in range(10):
+                    other = _reshuffled(ruleset, deal, seat, rng)
+                    if other is not None:
+                        break
+                if other is not None:
+                    changed += other.hands != deal.hands
+                    assert observe(other, seat) == observe(deal, seat)
+                    for level in LEVELS:
+                        bot = make_bot(level)
+                        mine = bot.choose(observe(deal, seat), ruleset, random.Random(deal_index))
+                        theirs = bot.choose(observe(other, seat), ruleset, random.Random(deal_index))
+                        assert mine == theirs, level
+                    checked += 1
+            deal.do(driver.choose(observe(deal, seat), ruleset, random.Random(0)))
+    assert checked >= 10
+    assert changed >= 5
+
+
+def test_pro_respects_its_budget() -> None:
+    ruleset = Ruleset.from_mapping({"preset": "classic"})
+    deal = Deal.start(ruleset, deal_from_code(DealCode(99), ruleset))
+    great = bot_for("great")
+    # Move on to a position with a table to follow, so that pro has several candidates.
+    while deal.table is None or len(deal.legal_moves()) < 3:
+        deal.do(great.choose(observe(deal, deal.to_act), ruleset, random.Random(1)))
+        assert not deal.over
+    observation = observe(deal, deal.to_act)
+    pro = ProBot(Budget(simulations=20, steps=None, candidates=4))
+    pro.choose(observation, ruleset, random.Random(3))
+    assert 0 < pro.last_rollouts <= 20
+    timed = ProBot(Budget(simulations=100_000, steps=None, max_ms=60))
+    started = time.perf_counter()
+    move = timed.choose(observation, ruleset, random.Random(3))
+    assert (time.perf_counter() - started) * 1000 < 60 + 250  # at most one world past the cap
+    assert deal.can(move)
+    stepped = ProBot(Budget(simulations=100_000, steps=500))
+    stepped.choose(observation, ruleset, random.Random(3))
+    assert stepped.last_steps < 500 + 4 * 200
+
+
+def test_timeout_bot_move_is_legal_and_fixed() -> None:
+    ruleset = Ruleset.from_mapping({"preset": "taiwan"})
+    deal = Deal.start(ruleset, deal_from_code(DealCode(5), ruleset))
+    while not deal.over:
+        observation = observe(deal, deal.to_act)
+        move = timeout_bot_move(observation, ruleset)
+        assert deal.can(move)
+        assert move == timeout_bot_move(observation, ruleset)
+        deal.do(move)
+
+
+def test_bot_for_rejects_unknown_levels_and_wrong_turns() -> None:
+    with pytest.raises(ValueError, match="unknown bot level"):
+        bot_for("grandmaster")
+    ruleset = Ruleset.from_mapping({"preset": "classic"})
+    deal = Deal.start(ruleset, deal_from_code(DealCode(1), ruleset))
+    idle = (deal.to_act + 1) % 4
+    with pytest.raises(ValueError, match="not the seat to act"):
+        bot_for("great").choose(observe(deal, idle), ruleset, random.Random(0))
+
+
+def test_tournament_json_shape(tmp_path: Path) -> None:
+    png = tmp_path / "plot.png"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bigtwo.client.cli",
+            "tournament",
+            "--preset",
+            "classic",
+            "--levels",
+            "great,good,random",
+            "--deals",
+            "4",
+            "--seed",
+            "42",
+            "--json",
+            "--plot",
+            str(png),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert set(data) == {"preset", "deals", "levels"}
+    assert data["preset"] == "classic" and data["deals"] == 4
+    assert list(data["levels"]) == ["great", "good", "random"]
+    for summary in data["levels"].values():
+        assert set(summary) == {"mean", "ci95", "decide_ms_p95"}
+        low, high = summary["ci95"]
+        assert low <= summary["mean"] <= high
+        assert summary["decide_ms_p95"] >= 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tournament_seating_and_reproducibility() -> None:
+    from bigtwo.client.tournament_cmd import run_tournament, seat_levels
+
+    assert seat_levels(["a", "b", "c"], 4, 0) == ["a", "b", "c", "a"]
+    assert seat_levels(["a", "b", "c"], 4, 1) == ["b", "c", "a", "b"]
+    for players in (2, 3, 4):
+        for seat in range(players):
+            assert sorted(seat_levels(["a", "b", "c"], players, t)[seat] for t in range(3)) == ["a", "b", "c"]
+    ruleset = Ruleset.from_mapping({"preset": "taiwan"})
+    one = run_tournament(ruleset, ["great", "random"], 3, 7)
+    two = run_tournament(ruleset, ["great", "random"], 3, 7, jobs=2)
+    assert one.points == two.points
+    assert all(0.0 <= p <= 1.0 for p in one.points["great"])
