@@ -141,7 +141,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--target",
         metavar="HOST:PORT",
-        help="judge the cases through a running service instead of the local engine (not supported yet)",
+        help="judge the cases through a running service (bigtwo serve) instead of the local engine",
     )
     parser.set_defaults(func=run_command)
     return parser
@@ -153,15 +153,21 @@ def run_command(args: argparse.Namespace) -> int:
 
 def main_vectors(paths: Sequence[str], *, target: str | None = None, out: TextIO | None = None) -> int:
     out = out if out is not None else sys.stdout
+    judge: Judge = check_case
+    service_judge = None
     if target is not None:
-        print("service target not supported yet", file=sys.stderr)
-        return EXIT_UNREADABLE
+        from bigtwo.service.vectors_judge import ServiceJudge
+
+        judge = service_judge = ServiceJudge(target)
     printer = _Printer(out)
     try:
-        passed, failed = run_vector_files(paths, check_case, lambda result, _path: printer.failure(result))
+        passed, failed = run_vector_files(paths, judge, lambda result, _path: printer.failure(result))
     except VectorFileError as exc:
         printer.error(str(exc))
         return EXIT_UNREADABLE
+    finally:
+        if service_judge is not None:
+            service_judge.close()
     printer.summary(passed, failed)
     return EXIT_FAILED if failed else EXIT_OK
 

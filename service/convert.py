@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from typing import Any
 
 from bigtwo.engine import (
     PRESET_NAMES,
@@ -87,8 +88,36 @@ def option_text(value: object) -> str:
 
 # -- cards ---------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=1 << 16)
+def cards_text(mask: int) -> str:
+    return mask_text(mask)
+
+
 def card_set(mask: int) -> pb.CardSet:
-    return pb.CardSet(text=mask_text(mask), mask=mask)
+    return pb.CardSet(text=cards_text(mask), mask=mask)
+
+
+class IdentityCache:
+    """A small cache keyed by object identity (rulesets hash slowly: they hold ladders of frozensets).
+    The object is kept alive with its value, so an id is never reused while cached."""
+
+    def __init__(self, compute: Callable[[Any], Any], size: int = 256) -> None:
+        self.compute = compute
+        self.size = size
+        self.entries: dict[int, tuple[Any, Any]] = {}
+
+    def __call__(self, obj: Any) -> Any:
+        entry = self.entries.get(id(obj))
+        if entry is not None and entry[0] is obj:
+            return entry[1]
+        value = self.compute(obj)
+        if len(self.entries) >= self.size:
+            self.entries.clear()
+        self.entries[id(obj)] = (obj, value)
+        return value
+
+
+ruleset_tables = IdentityCache(tables_for)
 
 
 def mask_from(text: str, path: str) -> int:
@@ -106,7 +135,7 @@ def card_name(index: int) -> str:
 
 
 def play_to_pb(play: Play, ruleset: Ruleset) -> pb.Play:
-    return pb.Play(cards=card_set(play.mask), kind=KIND_TO_PB[play.kind], name=play_name(play, tables_for(ruleset)))
+    return pb.Play(cards=card_set(play.mask), kind=KIND_TO_PB[play.kind], name=play_name(play, ruleset_tables(ruleset)))
 
 
 def refusal_to_pb(refusal: Refusal) -> pb.Refusal:
@@ -215,9 +244,11 @@ def table_to_pb(deal: Deal, deal_id: str) -> pb.TableState:
     return out
 
 
-@lru_cache(maxsize=256)
-def fingerprint(ruleset: Ruleset) -> str:
+def _fingerprint(ruleset: Ruleset) -> str:
     return ruleset.fingerprint
+
+
+fingerprint = IdentityCache(_fingerprint)
 
 
 def seat_view(deal: Deal, seat: int) -> pb.SeatView:

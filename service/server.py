@@ -138,7 +138,10 @@ def _bind(server: Any, cfg: ServerConfig) -> int:
     return int(port)
 
 
-def _setup(cfg: ServerConfig) -> Hosting:
+CoreFactory = Callable[[TokenCodec], Any]
+
+
+def _setup(cfg: ServerConfig, make_core: CoreFactory | None = None) -> Hosting:
     loaded = load_keys(cfg.token_keys_file or None)
     log = logger()
     if loaded.development:
@@ -149,7 +152,8 @@ def _setup(cfg: ServerConfig) -> Hosting:
         )
     else:
         log.info("token keys", source=loaded.source)
-    return Hosting(ServiceCore(TokenCodec(loaded.ring)), auth_token=cfg.auth_token, log_calls=cfg.log_calls)
+    core = (make_core or ServiceCore)(TokenCodec(loaded.ring))
+    return Hosting(core, auth_token=cfg.auth_token, log_calls=cfg.log_calls)
 
 
 def _announce(cfg: ServerConfig, port: int, reuse_port: bool) -> None:
@@ -160,8 +164,8 @@ def _announce(cfg: ServerConfig, port: int, reuse_port: bool) -> None:
     )
 
 
-def run_sync(cfg: ServerConfig, reuse_port: bool, stop: threading.Event | None = None) -> int:
-    hosting = _setup(cfg)
+def run_sync(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None = None) -> int:
+    hosting = _setup(cfg, make_core)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=cfg.threads, thread_name_prefix="bigtwo"),
         options=grpc_options(cfg, reuse_port),
@@ -177,7 +181,7 @@ def run_sync(cfg: ServerConfig, reuse_port: bool, stop: threading.Event | None =
     for name in ("", SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     _announce(cfg, port, reuse_port)
-    stop = stop or threading.Event()
+    stop = threading.Event()
     _on_signals(lambda: stop.set())
     stop.wait()
     logger().info("draining", grace_seconds=cfg.grace)
@@ -187,8 +191,8 @@ def run_sync(cfg: ServerConfig, reuse_port: bool, stop: threading.Event | None =
     return 0
 
 
-async def _run_aio(cfg: ServerConfig, reuse_port: bool) -> int:
-    hosting = _setup(cfg)
+async def _run_aio(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None = None) -> int:
+    hosting = _setup(cfg, make_core)
     server = grpc.aio.server(
         options=grpc_options(cfg, reuse_port), maximum_concurrent_rpcs=cfg.max_concurrent_rpcs or None
     )
@@ -213,10 +217,10 @@ async def _run_aio(cfg: ServerConfig, reuse_port: bool) -> int:
     return 0
 
 
-def run_aio(cfg: ServerConfig, reuse_port: bool) -> int:
+def run_aio(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None = None) -> int:
     import uvloop
 
-    return uvloop.run(_run_aio(cfg, reuse_port))
+    return uvloop.run(_run_aio(cfg, reuse_port, make_core))
 
 
 def _on_signals(callback: Callable[[], None]) -> None:
@@ -227,10 +231,13 @@ def _on_signals(callback: Callable[[], None]) -> None:
     signal.signal(signal.SIGINT, handler)
 
 
-def run_one(cfg: ServerConfig, reuse_port: bool) -> int:
+def run_one(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None = None) -> int:
+    """Serve in this process until SIGTERM; ``make_core`` swaps the handlers (the bench's no-op)."""
     configure_logging(cfg.log_level)
     try:
-        return run_sync(cfg, reuse_port) if cfg.mode == "sync" else run_aio(cfg, reuse_port)
+        if cfg.mode == "sync":
+            return run_sync(cfg, reuse_port, make_core)
+        return run_aio(cfg, reuse_port, make_core)
     except (OSError, KeyConfigError, ValueError) as exc:
         logger().error("cannot serve", error=str(exc))
         return 1

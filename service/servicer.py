@@ -77,6 +77,7 @@ class StreamSession:
         self.info = info
         self.game: Any = None
         self.view_seat: int | None = None
+        self.tokens = False
 
     def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse:
         which = request.WhichOneof("message")
@@ -95,8 +96,9 @@ class StreamSession:
                 outcome=result.outcome,
                 events=cv.events_to_pb(result.events, game.ruleset, self.view_seat),
                 table=cv.table_to_pb(game.deal, game.identity.text),
-                state_token=core.token(game),
             )
+            if self.tokens:
+                reply.state_token = core.token(game)
             if self.view_seat is not None:
                 reply.view.CopyFrom(cv.seat_view(game.deal, self.view_seat))
             return api.PlayStreamResponse(move_result=reply)
@@ -105,6 +107,7 @@ class StreamSession:
                 raise bad_field("open", "the stream already holds a deal; open a new stream for another")
             opening = request.open
             game = core.load(opening.game, "open.game", info)
+            self.tokens = opening.state_tokens
             if opening.HasField("view_seat"):
                 self.view_seat = cv.seat_from(opening.view_seat, game.ruleset.players, "open.view_seat")
             if game.deal.moves_made == 0 and opening.game.WhichOneof("game") == "log":

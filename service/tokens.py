@@ -26,6 +26,7 @@ import json
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from bigtwo.engine import PRESET_NAMES, DealState, Kind, Move, Ruleset
 
@@ -150,8 +151,7 @@ def _unpack_state(data: bytes, offset: int, players: int) -> tuple[DealState, in
 
 # -- rulesets inside tokens ----------------------------------------------------------------------
 
-@lru_cache(maxsize=256)
-def _ruleset_bytes(ruleset: Ruleset) -> bytes:
+def _ruleset_bytes_of(ruleset: Ruleset) -> bytes:
     overrides = ruleset.overrides()
     text = json.dumps(overrides, sort_keys=True, separators=(",", ":")).encode() if overrides else b""
     preset_index = PRESET_NAMES.index(ruleset.preset) if ruleset.preset in PRESET_NAMES else 0
@@ -164,6 +164,13 @@ def _ruleset_from(preset_index: int, overrides: bytes) -> Ruleset:
     return Ruleset.from_mapping({**data, "preset": PRESET_NAMES[preset_index]})
 
 
+def _cache_by_identity() -> Any:
+    from .convert import IdentityCache
+
+    return IdentityCache(_ruleset_bytes_of)
+
+
+_ruleset_bytes = _cache_by_identity()
 _HEAD_BODY = struct.Struct("<8sBH")
 _IDENTITY = struct.Struct("<BQbb")
 _MOVE = struct.Struct("<BQB")

@@ -287,12 +287,14 @@ class ReplayLogResponse(_message.Message):
     def __init__(self, moves_applied: _Optional[int] = ..., refused: _Optional[bool] = ..., refused_at: _Optional[int] = ..., refusal: _Optional[_Union[_types_pb2.Refusal, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., table: _Optional[_Union[_types_pb2.TableState, _Mapping]] = ..., state_token: _Optional[bytes] = ...) -> None: ...
 
 class StreamOpen(_message.Message):
-    __slots__ = ("game", "view_seat")
+    __slots__ = ("game", "view_seat", "state_tokens")
     GAME_FIELD_NUMBER: _ClassVar[int]
     VIEW_SEAT_FIELD_NUMBER: _ClassVar[int]
+    STATE_TOKENS_FIELD_NUMBER: _ClassVar[int]
     game: _types_pb2.Game
     view_seat: int
-    def __init__(self, game: _Optional[_Union[_types_pb2.Game, _Mapping]] = ..., view_seat: _Optional[int] = ...) -> None: ...
+    state_tokens: bool
+    def __init__(self, game: _Optional[_Union[_types_pb2.Game, _Mapping]] = ..., view_seat: _Optional[int] = ..., state_tokens: _Optional[bool] = ...) -> None: ...
 
 class StreamMove(_message.Message):
     __slots__ = ("move", "validate_only")

@@ -1,0 +1,387 @@
+"""``bigtwo bench service``: the service against a no-op server of the same messages and settings.
+
+For each transport (moves over one PlayStream per game; ApplyMove by state token, one call per move)
+and each load (1, 16 and 256 games played at once), the same prepared deals are played against:
+
+* the real server (``bigtwo serve`` in a subprocess, as deployed: per-call logs, metrics), and
+* a no-op server: the same process, hosting, wrapper, logs and metrics, whose handlers return a
+  canned answer of the same size without calling the engine (the transport's own ceiling).
+
+It reports moves per second, p50/p99 latency per move seen by the client and the server process's
+CPU time per move, and the ratio real / no-op. It also times ApplyMove by token in process at move 5
+and at move 80 of one long deal: the token carries the state, not the log, so both cost the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+from bigtwo.engine import Deal, DealCode, Move, Ruleset, deal_from_code, preset
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import service_pb2_grpc as rpc
+from bigtwo.v1 import types_pb2 as pb
+
+BENCH_KEY = "bench-only-key-" + "0" * 32
+LOADS = (1, 16, 256)
+PRESET = "classic"
+
+
+# -- prepared games --------------------------------------------------------------------------------
+
+@dataclass
+class PreparedGame:
+    code: str
+    moves: list[pb.Move]
+    start_token: bytes = b""
+
+
+def _policy_moves(rules: Ruleset, seed: int) -> list[str]:
+    """A whole deal: when following, pass 60% of the time, else the weakest legal play."""
+    rng = random.Random(seed)
+    deal = Deal.start(rules, deal_from_code(DealCode(seed), rules))
+    out: list[str] = []
+    while not deal.over:
+        legal = deal.legal_moves()
+        move: Move = legal[-1] if legal[-1].is_pass and rng.random() < 0.6 else legal[0]
+        out.append(str(move))
+        deal.do(move)
+    return out
+
+
+def prepare_games(count: int, codec: Any) -> list[PreparedGame]:
+    from .core import CallInfo
+    from .servicer import ServiceCore
+
+    rules = preset(PRESET)
+    core = ServiceCore(codec)
+    games = []
+    for seed in range(1, count + 1):
+        code = str(DealCode(seed))
+        texts = _policy_moves(rules, seed)
+        deal = Deal.start(rules, deal_from_code(DealCode(seed), rules))
+        moves = []
+        for index, text in enumerate(texts):
+            moves.append(pb.Move(index=index, seat=deal.to_act, text=text))
+            deal.do_text(deal.to_act, text)
+        start = core.deal(api.DealRequest(ruleset=pb.Ruleset(preset=PRESET), deal_code=code), CallInfo())
+        games.append(PreparedGame(code, moves, start.state_token))
+    return games
+
+
+# -- the no-op server ------------------------------------------------------------------------------
+
+class NoopSession:
+    def __init__(self, core: NoopCore) -> None:
+        self.core = core
+
+    def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse:
+        return self.core.stream_opened if request.WhichOneof("message") == "open" else self.core.stream_move
+
+
+class NoopCore:
+    """Canned answers of realistic size, built once from a real game; no engine work per call."""
+
+    def __init__(self, codec: Any) -> None:
+        from .core import CallInfo
+        from .servicer import ServiceCore, StreamSession
+
+        real = ServiceCore(codec)
+        game = prepare_games(1, codec)[0]
+        info = CallInfo()
+        token = game.start_token
+        answer = None
+        for move in game.moves[:6]:
+            answer = real.apply_move(api.ApplyMoveRequest(game=pb.Game(state_token=token), move=move), info)
+            token = answer.state_token
+        assert answer is not None
+        self.apply = answer
+        session = StreamSession(real, info)
+        log = pb.GameLog(ruleset=pb.Ruleset(preset=PRESET), deal_code=game.code)
+        self.stream_opened = session.handle(api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=log))))
+        reply = self.stream_opened
+        for move in game.moves[:6]:
+            reply = session.handle(api.PlayStreamRequest(move=api.StreamMove(move=move)))
+        self.stream_move = reply
+        from .servicer import UNARY
+
+        for _name, (_request_cls, response_cls, attr) in UNARY.items():
+            if attr != "apply_move":
+                canned = response_cls()
+                setattr(self, attr, lambda request, info, canned=canned: canned)
+
+    def apply_move(self, request: api.ApplyMoveRequest, info: Any) -> api.ApplyMoveResponse:
+        return self.apply
+
+    def session(self, info: Any) -> NoopSession:
+        return NoopSession(self)
+
+
+# -- servers in subprocesses -----------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServerProcess:
+    def __init__(self, kind: str, mode: str, threads: int) -> None:
+        self.port = free_port()
+        env = {**os.environ, "BIGTWO_TOKEN_KEYS": BENCH_KEY}
+        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        command = [
+            sys.executable, "-m", "bigtwo.service.bench", "--serve", kind, "--port", str(self.port), "--mode", mode,
+            "--threads", str(threads),
+        ]
+        self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+        try:
+            grpc.channel_ready_future(channel).result(timeout=30)
+        finally:
+            channel.close()
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _serve(kind: str, port: int, mode: str, threads: int) -> int:
+    from .server import ServerConfig, run_one
+
+    cfg = ServerConfig(port=port, metrics_port=0, mode=mode, threads=threads, grace=1.0)
+    return run_one(cfg, reuse_port=False, make_core=NoopCore if kind == "noop" else None)
+
+
+# -- load --------------------------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    transport: str
+    server: str
+    games: int
+    moves: int = 0
+    seconds: float = 0.0
+    server_cpu: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        return self.moves / self.seconds if self.seconds else 0.0
+
+    def percentile(self, q: float) -> float:
+        if not self.latencies:
+            return 0.0
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def _stream_game(stub: Any, game: PreparedGame, latencies: list[float]) -> int:
+    call = stub.PlayStream()
+    log = pb.GameLog(ruleset=pb.Ruleset(preset=PRESET), deal_code=game.code)
+    await call.write(api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=log))))
+    await call.read()
+    for move in game.moves:
+        started = time.perf_counter()
+        await call.write(api.PlayStreamRequest(move=api.StreamMove(move=move)))
+        await call.read()
+        latencies.append(time.perf_counter() - started)
+    await call.done_writing()
+    await call.code()
+    return len(game.moves)
+
+
+async def _unary_game(stub: Any, game: PreparedGame, latencies: list[float]) -> int:
+    token = game.start_token
+    for move in game.moves:
+        started = time.perf_counter()
+        reply = await stub.ApplyMove(api.ApplyMoveRequest(game=pb.Game(state_token=token), move=move))
+        latencies.append(time.perf_counter() - started)
+        token = reply.state_token
+    return len(game.moves)
+
+
+async def _load(port: int, transport: str, games: list[PreparedGame], concurrency: int, seconds: float) -> Run:
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(min(concurrency, 8))]
+    stubs = [rpc.BigTwoServiceStub(channel) for channel in channels]
+    play = _stream_game if transport == "stream" else _unary_game
+    run = Run(transport, "", concurrency)
+    deadline = time.perf_counter() + seconds
+    # warm up every channel
+    await asyncio.gather(*(stub.ListPresets(api.ListPresetsRequest()) for stub in stubs))
+
+    async def worker(number: int) -> None:
+        stub = stubs[number % len(stubs)]
+        turn = number
+        while time.perf_counter() < deadline:
+            await play(stub, games[turn % len(games)], run.latencies)
+            turn += concurrency
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(n) for n in range(concurrency)))
+    run.seconds = time.perf_counter() - started
+    run.moves = len(run.latencies)
+    for channel in channels:
+        await channel.close()
+    return run
+
+
+def measure(mode: str, seconds: float, loads: tuple[int, ...], emit: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+    import uvloop
+
+    from .tokens import KeyRing, TokenCodec
+
+    codec = TokenCodec(KeyRing([BENCH_KEY.encode()]))
+    games = prepare_games(64, codec)
+    threads = max(loads) + 16
+    results: list[dict[str, Any]] = []
+    servers = {kind: ServerProcess(kind, mode, threads) for kind in ("real", "noop")}
+    try:
+        for transport in ("stream", "unary"):
+            for load in loads:
+                runs: dict[str, Run] = {}
+                for kind, server in servers.items():
+                    cpu_before = server.cpu_seconds()
+                    run = uvloop.run(_load(server.port, transport, games, load, seconds))
+                    run.server_cpu = server.cpu_seconds() - cpu_before
+                    run.server = kind
+                    runs[kind] = run
+                real, noop = runs["real"], runs["noop"]
+                row = {
+                    "figure": f"service_{transport}_moves", "mode": mode, "games": load,
+                    "real_moves_per_s": round(real.rate, 1), "noop_moves_per_s": round(noop.rate, 1),
+                    "ratio": round(real.rate / noop.rate, 3) if noop.rate else 0.0,
+                    "real_p50_ms": round(real.percentile(0.5) * 1000, 3),
+                    "real_p99_ms": round(real.percentile(0.99) * 1000, 3),
+                    "noop_p50_ms": round(noop.percentile(0.5) * 1000, 3),
+                    "noop_p99_ms": round(noop.percentile(0.99) * 1000, 3),
+                    "real_server_cpu_us_per_move": round(real.server_cpu / max(real.moves, 1) * 1e6, 1),
+                    "noop_server_cpu_us_per_move": round(noop.server_cpu / max(noop.moves, 1) * 1e6, 1),
+                }
+                results.append(row)
+                emit(row)
+    finally:
+        for server in servers.values():
+            server.stop()
+    row = token_cost(codec)
+    results.append(row)
+    emit(row)
+    return results
+
+
+def token_cost(codec: Any, repeats: int = 3000) -> dict[str, Any]:
+    """ApplyMove by token in process: the median cost at move 5 and at move 80 of one long deal."""
+    from .core import CallInfo
+    from .servicer import ServiceCore
+
+    core = ServiceCore(codec)
+    rules = preset(PRESET)
+    seed = next(s for s in range(1, 500) if len(_policy_moves(rules, s)) > 85)
+    texts = _policy_moves(rules, seed)
+    code = str(DealCode(seed))
+    reply = core.deal(api.DealRequest(ruleset=pb.Ruleset(preset=PRESET), deal_code=code), CallInfo())
+    token, deal = reply.state_token, Deal.start(rules, deal_from_code(DealCode(seed), rules))
+    requests = {}
+    for index, text in enumerate(texts[:81]):
+        request = api.ApplyMoveRequest(game=pb.Game(state_token=token), move=pb.Move(index=index, seat=deal.to_act, text=text))
+        if index in (5, 80):
+            requests[index] = request
+        token = core.apply_move(request, CallInfo()).state_token
+        deal.do_text(deal.to_act, text)
+    log_request = api.ApplyMoveRequest(
+        game=pb.Game(log=pb.GameLog(ruleset=pb.Ruleset(preset=PRESET), deal_code=code, moves=texts[:80])),
+        move=requests[80].move,
+    )
+
+    def median_us(request: api.ApplyMoveRequest, count: int) -> float:
+        samples = []
+        for _ in range(count):
+            started = time.perf_counter()
+            core.apply_move(request, CallInfo())
+            samples.append(time.perf_counter() - started)
+        return statistics.median(samples) * 1e6
+
+    at5, at80 = median_us(requests[5], repeats), median_us(requests[80], repeats)
+    by_log = median_us(log_request, max(repeats // 10, 50))
+    return {
+        "figure": "apply_by_token_us", "deal_code": code, "at_move_5": round(at5, 1), "at_move_80": round(at80, 1),
+        "ratio_80_to_5": round(at80 / at5, 3), "by_log_at_move_80": round(by_log, 1),
+    }
+
+
+# -- command -----------------------------------------------------------------------------------------
+
+def add_bench_subject(parser: argparse.ArgumentParser) -> None:
+    """Add ``service`` to the ``bench`` command's subjects (its module is owned elsewhere)."""
+    for action in parser._actions:  # argparse has no public way to extend choices
+        if action.dest == "subject" and action.choices is not None:
+            action.choices = [*action.choices, "service"]
+            action.help = (action.help or "") + "; service: the gRPC service against a no-op server"
+    parser.add_argument("--seconds", type=float, default=1.5, help="service: seconds per load level (default 1.5)")
+    parser.add_argument("--mode", choices=("aio", "sync"), default=None, help="service: server mode (default: serve's)")
+    engine_func = parser.get_default("func")
+
+    def dispatch(args: argparse.Namespace) -> int:
+        if args.subject == "service":
+            return run_service_bench(args)
+        return int(engine_func(args))
+
+    parser.set_defaults(func=dispatch)
+
+
+def run_service_bench(args: argparse.Namespace) -> int:
+    from .server import DEFAULT_MODE
+
+    mode = getattr(args, "mode", None) or DEFAULT_MODE
+    as_json = getattr(args, "json", False)
+
+    def emit(row: dict[str, Any]) -> None:
+        if as_json:
+            print(json.dumps(row), flush=True)
+        else:
+            print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+
+    measure(mode, float(getattr(args, "seconds", 1.5)), LOADS, emit)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bigtwo.service.bench")
+    parser.add_argument("--serve", choices=("real", "noop"), help="run a bench server (internal)")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--mode", choices=("aio", "sync"), default=None)
+    parser.add_argument("--threads", type=int, default=300)
+    parser.add_argument("--seconds", type=float, default=1.5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if args.serve:
+        from .server import DEFAULT_MODE
+
+        return _serve(args.serve, args.port, args.mode or DEFAULT_MODE, args.threads)
+    return run_service_bench(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
