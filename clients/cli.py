@@ -11,6 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from bigtwo.client import bench_cmd, tournament_cmd, vectors_cmd
 from bigtwo.client.replay import commands as replay_commands
+from bigtwo.service import bench as service_bench
 from bigtwo.service import server as service_server
 
 
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser = sub.add_parser("run", help="run the service (not implemented yet)", description="Run the service.")
     run_parser.set_defaults(func=_cmd_run)
     vectors_cmd.add_parser(sub)
-    bench_cmd.add_parser(sub)
+    service_bench.add_bench_subject(bench_cmd.add_parser(sub))
     tournament_cmd.add_parser(sub)
     replay_commands.add_parsers(sub)
     service_server.add_parser(sub)
