@@ -9,6 +9,7 @@ many hands, under every preset and random option mixes, is the strongest check i
 
 from __future__ import annotations
 
+import itertools
 import random
 from itertools import combinations
 from typing import Any
@@ -299,3 +300,102 @@ def test_perft_real_deal_depth_3(name: str) -> None:
     deal = Deal.start(ruleset, deal_from_code(DealCode(20240601), ruleset))
     generated_count, brute_count = perft(deal, 3)
     assert generated_count == brute_count > 1
+
+
+# -- an independent reference for classify: kinds, refusals and order, written from RULES.md ----------
+
+RANKS = "3456789TJQKA2"
+SEQUENCES = {  # name -> set of rank indices (3 = 0 ... 2 = 12)
+    "A2345": {11, 12, 0, 1, 2},
+    "23456": {12, 0, 1, 2, 3},
+    **{RANKS[r : r + 5]: set(range(r, r + 5)) for r in range(8)},
+}
+PLAIN = [RANKS[r : r + 5] for r in range(8)]  # 34567 .. TJQKA, tie-break on the top card
+TOP = {name: max(SEQUENCES[name]) for name in PLAIN} | {"A2345": 2, "23456": 3}  # the 5, the 6
+LADDERS = {  # RULES.md "Straights": low -> high, with the tie-break rank of each
+    "ace-two-low": [("A2345", 2), ("23456", 3)] + [(n, TOP[n]) for n in PLAIN],
+    "twos-high": [(n, TOP[n]) for n in PLAIN] + [("23456", 12), ("A2345", 12)],
+    "taiwan": [("A2345", 2)] + [(n, TOP[n]) for n in PLAIN] + [("23456", 12)],
+    "no-twos": [(n, TOP[n]) for n in PLAIN],
+}
+
+
+def reference(cards: list[tuple[int, int]], options: dict[str, str]) -> tuple[Any, ...] | str:
+    """(rank, suit) cards -> a comparable key (size first) or the refusal reason id."""
+    order = options["suit_order"]
+    strength = {suit: order.index("DCHS"[suit]) for suit in range(4)}
+    ranks = sorted((rank for rank, _ in cards), reverse=True)
+    counts = sorted((ranks.count(r) for r in set(ranks)), reverse=True)
+    size = len(cards)
+    if size == 1:
+        rank, suit = cards[0]
+        return (1, rank, strength[suit])
+    if size in (2, 3) and counts == [size]:
+        if size == 3 and options["triples"] == "only-in-full-house":
+            return "no-lone-triple"
+        return (size, ranks[0], max(strength[s] for _, s in cards)) if size == 2 else (3, ranks[0])
+    if size != 5:
+        return "not-a-combination"
+    one_suit = len({suit for _, suit in cards}) == 1
+    rank_set = set(ranks)
+    ladder = LADDERS[options["straights"]]
+    for position, (name, tie) in enumerate(ladder):
+        if SEQUENCES[name] == rank_set:
+            tie_suit = max(strength[s] for r, s in cards if r == tie)
+            return (5, 4 if one_suit else 0, position, tie_suit)
+    if one_suit and options["flush"] != "none":
+        suit = strength[cards[0][1]]
+        return (5, 1, suit, ranks) if options["flush"] == "suit-first" else (5, 1, ranks, suit)
+    if counts == [3, 2]:
+        return (5, 2, max(r for r in rank_set if ranks.count(r) == 3))
+    if counts == [4, 1]:
+        return (5, 3, max(r for r in rank_set if ranks.count(r) == 4))
+    if len(rank_set) == 5 and rank_set in (SEQUENCES["A2345"], SEQUENCES["23456"]):
+        return "no-two-in-straights"
+    if one_suit:
+        return "no-flush"
+    return "not-a-combination"
+
+
+REFERENCE_CONFIGS = [
+    {"suit_order": order, "straights": ladder, "flush": flush, "triples": triples}
+    for order in ("DCHS", "CDHS", "CSHD")
+    for ladder in LADDERS
+    for flush in ("suit-first", "rank-first", "none")
+    for triples in (["allowed", "only-in-full-house"] if flush == "suit-first" else ["allowed"])
+]
+
+
+@pytest.mark.parametrize(
+    "options", REFERENCE_CONFIGS, ids=["-".join(c.values()) for c in REFERENCE_CONFIGS]
+)
+def test_classify_matches_an_independent_reference(options: dict[str, str]) -> None:
+    """Kinds, refusal reasons and the order of every play kind agree with a from-scratch reading of
+    RULES.md (the generator's keys are checked against classify's by the brute force above)."""
+    ruleset = Ruleset.from_mapping(options)
+    rng = random.Random("reference-" + "-".join(options.values()))
+    five_plays = [code & CARD_MASK for code in plays_of_size(FULL_DECK, 5, tables_for(ruleset))]
+    samples = rng.sample(five_plays, 600)
+    samples += [sum(1 << i for i in rng.sample(range(52), n)) for n in (1, 2, 3, 4, 5, 6) * 60]
+    for name in SEQUENCES:  # every sequence, suited and mixed, whether or not the ladder allows it
+        for suits in ([0] * 5, [1] * 5, [0, 1, 2, 3, 0], [3, 2, 1, 0, 3]):
+            samples.append(sum(1 << (4 * r + s) for r, s in zip(sorted(SEQUENCES[name]), suits, strict=True)))
+    keyed: list[tuple[tuple[Any, ...], int, int]] = []
+    for mask in samples:
+        cards = [(i >> 2, i & 3) for i in range(52) if mask >> i & 1]
+        expected = reference(cards, options)
+        try:
+            play = classify(mask, ruleset)
+        except Refusal as refusal:
+            if options["flush"] == "none" and expected == "no-flush" and refusal.reason.value == "no-two-in-straights":
+                continue  # suited A2345/23456 with neither straight nor flush allowed: RULES.md does not say
+            assert refusal.reason.value == expected, (options, [f"{RANKS[r]}{'DCHS'[s]}" for r, s in cards])
+            continue
+        assert isinstance(expected, tuple), (options, play.text(), expected)
+        assert play.kind.size == expected[0]
+        keyed.append((expected, play.key, mask))
+    # Same size: the engine's keys order plays exactly as the reference does (ties included).
+    for size in (1, 2, 3, 5):
+        group = sorted((ref, key) for ref, key, mask in keyed if ref[0] == size)
+        for (ref_a, key_a), (ref_b, key_b) in itertools.pairwise(group):
+            assert (ref_a < ref_b) == (key_a < key_b) and (ref_a == ref_b) == (key_a == key_b), (ref_a, ref_b)

@@ -19,6 +19,7 @@ from bigtwo.engine import (
     PRESET_NAMES,
     Deal,
     DealCode,
+    DealContext,
     DealEnded,
     Move,
     Reason,
@@ -158,10 +159,22 @@ def check_end(deal: Deal, ruleset: Ruleset) -> None:
         assert all(s != 0 for i, s in enumerate(scores) if i != deal.winner), "every loser holds cards"
 
 
-def play_random_deal(ruleset: Ruleset, code_seed: int, rng_seed: int) -> Deal:
+def play_random_deal(ruleset: Ruleset, code_seed: int, rng_seed: int, context: DealContext | None = None) -> Deal:
     rng = random.Random(rng_seed)
     dealt = deal_from_code(DealCode(code_seed), ruleset)
-    deal = Deal.start(ruleset, dealt)
+    deal = Deal.start(ruleset, dealt, context)
+    if context is not None and not deal.over:
+        winner_leads = (
+            ruleset.opening.value == "winner-leads"
+            and context.deal_number > 1
+            and context.previous_winner is not None
+            and context.previous_winner < ruleset.players
+            and context.previous_winner not in context.empty_seats
+        )
+        if winner_leads:
+            assert deal.to_act == context.previous_winner and deal.opening_card == -1
+        else:
+            assert deal.opening_card >= 0 and deal.hands[deal.to_act] >> deal.opening_card & 1
     texts: list[str] = []
     limit = 2 * 52 * ruleset.players  # every trick plays a card: no deal lasts longer
     while not deal.over:
@@ -175,7 +188,7 @@ def play_random_deal(ruleset: Ruleset, code_seed: int, rng_seed: int) -> Deal:
     check_rebuilds(deal, ruleset)
     check_end(deal, ruleset)
     # The logged deal replays from scratch through move texts (a service verifying a client's log).
-    again = Deal.start(ruleset, dealt)
+    again = Deal.start(ruleset, dealt, context)
     for text in texts:
         again.do_text(again.to_act, text)
     assert again.state() == deal.state() and again.events == deal.events
@@ -185,10 +198,20 @@ def play_random_deal(ruleset: Ruleset, code_seed: int, rng_seed: int) -> Deal:
 # -- the properties --------------------------------------------------------------------------------
 
 
+contexts = st.builds(
+    DealContext,
+    deal_number=st.integers(min_value=1, max_value=8),
+    previous_winner=st.none() | st.integers(min_value=0, max_value=3),
+    empty_seats=st.frozensets(st.integers(min_value=0, max_value=3), max_size=2),
+)
+
+
 @SETTINGS
-@given(ruleset=option_mixes, code_seed=seeds, rng_seed=rng_seeds)
-def test_random_option_mixes_play_out_legally(ruleset: Ruleset, code_seed: int, rng_seed: int) -> None:
-    play_random_deal(ruleset, code_seed, rng_seed)
+@given(ruleset=option_mixes, code_seed=seeds, rng_seed=rng_seeds, context=st.none() | contexts)
+def test_random_option_mixes_play_out_legally(
+    ruleset: Ruleset, code_seed: int, rng_seed: int, context: DealContext | None
+) -> None:
+    play_random_deal(ruleset, code_seed, rng_seed, context)
 
 
 @settings(max_examples=8, deadline=None)

@@ -148,12 +148,6 @@ def test_command_exits_1_and_names_a_wrong_case(tmp_path: Path) -> None:
     assert not any("right-pair" in line for line in lines)
 
 
-def test_command_target_is_not_supported_yet() -> None:
-    proc = _bigtwo("vectors", "tests/vectors", "--target", "localhost:50051")
-    assert proc.returncode == 2
-    assert "service target not supported yet" in proc.stdout + proc.stderr
-
-
 @pytest.mark.parametrize("command", [[], ["vectors"], ["bench"], ["version"], ["run"]])
 def test_every_subcommand_has_help(command: list[str]) -> None:
     proc = _bigtwo(*command, "--help")
