@@ -23,12 +23,13 @@ from ..generate import CARD_MASK, MASK_BITS
 from ..observation import Observation
 from ..rules import Ruleset
 from .base import View, move_of, view_of
-from .plan import PLAY_COST, Masters, highest_rank, lowest_rank, split
+from .plan import Masters, highest_rank, lowest_rank, split
 
 TWO = 12
 _SIZE_BONUS = {1: 0, 2: 1, 3: 2, 5: 3}
 
 OrderFn = Callable[[View], list[int]]
+
 
 
 def finalize(view: View, order: list[int]) -> int:
@@ -180,16 +181,13 @@ def _great_follow(view: View) -> list[int]:
     hand = view.hand
     counter = Masters(view.unseen, tables)
     is_master = counter.master
-    plays, cost = split(hand, tables)
+    plays, _ = split(hand, tables)
     plan = set(plays)
-    weak_now = sum(1 for e in plays if not is_master(e))
     opponents = view.opponents()
-    others = [view.cards_left[s] for s in opponents]
     owner = view.last_player
     owner_left = view.cards_left[owner] if owner >= 0 else 99
     owner_danger = owner != view.seat and owner_left <= 2
     follower_danger = any(view.cards_left[s] == size and size <= 2 for s in opponents if s != owner)
-    pressure = min(others) <= 3
 
     # A master that leaves at most one weak play wins the deal from here.
     for encoded in beats:
@@ -203,30 +201,20 @@ def _great_follow(view: View) -> list[int]:
         pick = masters[0] if masters else beats[-1]
         return [pick & CARD_MASK, beats[-1] & CARD_MASK, 0]
 
-    fits = [e for e in beats if e in plan]
-    early = hand.bit_count() > 6 and min(others) > 4 and weak_now >= 3
-    table_high = size <= 2 and highest_rank(table.mask) >= 10  # K, A or 2 on the table
-    for encoded in fits:
+    # Follow with the lowest play of the plan that beats the table. Measured against the other
+    # levels, passing to save control cards loses points: great always plays when it can, and
+    # when nothing in the plan fits it breaks the combination that hurts the plan least.
+    # (Pass stays second in the list, for pro to weigh.)
+    fits = [encoded & CARD_MASK for encoded in beats if encoded in plan]
+    breaks: list[tuple[int, int]] = []
+    for encoded in beats[: 0 if fits else 10]:
         mask = encoded & CARD_MASK
-        control = _has_two(mask) or is_master(encoded)
-        if control and size < 5 and early and not table_high:
-            continue
-        return [mask, 0]
-
-    # Nothing in the plan fits: break a combination only when it costs no extra play, or under
-    # pressure (a seat close to going out) to shed cards.
-    best_mask = 0
-    best_cost = cost if not pressure else cost + PLAY_COST * 2
-    for encoded in beats[:10]:
-        mask = encoded & CARD_MASK
-        if _has_two(mask) and size < 5 and early:
-            continue
-        _, after = split(hand & ~mask, tables)
-        if after < best_cost or (after == best_cost and best_mask and mask.bit_count() > best_mask.bit_count()):
-            best_cost, best_mask = after, mask
-    if best_mask:
-        return [best_mask, 0]
-    return [0, *(e & CARD_MASK for e in beats[:2])]
+        if mask not in fits:
+            breaks.append((split(hand & ~mask, tables)[1], mask))
+    breaks.sort()
+    ranked = fits + [mask for _, mask in breaks]
+    # Alternatives for pro: pass, the runner-up, the highest play.
+    return [ranked[0], 0, *ranked[1:2], beats[-1] & CARD_MASK, *ranked[2:]]
 
 
 # -- bots -------------------------------------------------------------------------------------------
