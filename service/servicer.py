@@ -69,6 +69,17 @@ def undecodable(request: Undecodable, name: str) -> InvalidArgument:
     return bad_field("", f"the request is not a valid {name} message ({request.error})", reason="UNDECODABLE")
 
 
+def _abort_sync(context: Any, status: Any) -> None:
+    """End the call with a rich status. Harnesses without ``abort_with_status`` (grpc_testing) get
+    the same code, message and details through set_code / set_trailing_metadata."""
+    try:
+        context.abort_with_status(status)
+    except NotImplementedError:
+        context.set_trailing_metadata(status.trailing_metadata)
+        context.set_code(status.code)
+        context.set_details(status.details)
+
+
 class StreamSession:
     """One PlayStream: open a deal, then judge moves against the deal held for the stream's life."""
 
@@ -206,7 +217,7 @@ class Hosting:
                 status, code = self._status(exc, request_id, context)
                 error = exc
                 if status is not None:
-                    context.abort_with_status(status)
+                    _abort_sync(context, status)
                 return None
             finally:
                 self._record(method, code, started, request_id, info, error)
@@ -233,7 +244,7 @@ class Hosting:
                 status, code = self._status(exc, request_id, context)
                 error = exc
                 if status is not None:
-                    context.abort_with_status(status)
+                    _abort_sync(context, status)
             finally:
                 OPEN_STREAMS.dec()
                 self._record(method, code, started, request_id, info, error)
@@ -256,7 +267,7 @@ class Hosting:
                 status, code = self._status(exc, request_id, context)
                 error = exc
                 if status is not None:
-                    await context.abort_with_status(status)
+                    await context.abort(status.code, status.details, status.trailing_metadata)
                 return None
             finally:
                 self._record(method, code, started, request_id, info, error)
@@ -288,7 +299,7 @@ class Hosting:
                 status, code = self._status(exc, request_id, context)
                 error = exc
                 if status is not None:
-                    await context.abort_with_status(status)
+                    await context.abort(status.code, status.details, status.trailing_metadata)
             finally:
                 OPEN_STREAMS.dec()
                 self._record(method, code, started, request_id, info, error)
@@ -296,6 +307,15 @@ class Hosting:
         return handler
 
     # -- the handler -----------------------------------------------------------------------------
+
+    def servicer(self) -> Any:
+        """The sync handlers as a servicer object (RPC name -> callable), e.g. for grpc_testing."""
+        methods: dict[str, Any] = {
+            name: self._sync_unary(name, getattr(self.core, attr), request_cls.DESCRIPTOR.name)
+            for name, (request_cls, _response_cls, attr) in UNARY.items()
+        }
+        methods[STREAM] = self._sync_stream(STREAM)
+        return type("BigTwoServicer", (), {name: staticmethod(fn) for name, fn in methods.items()})()
 
     def generic_handler(self, *, aio: bool) -> grpc.GenericRpcHandler:
         handlers: dict[str, grpc.RpcMethodHandler] = {}

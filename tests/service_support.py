@@ -1,0 +1,101 @@
+"""Helpers for the service tests: free ports, a server subprocess that is always stopped, rich
+status details."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+KEY_A = "test-key-a-" + "a" * 40
+KEY_B = "test-key-b-" + "b" * 40
+CODE = "0000003NQK8N1"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServerProcess:
+    """``bigtwo serve`` in a subprocess; logs go to a file; :meth:`stop` always ends it."""
+
+    def __init__(self, tmp: Path, *args: str, keys: str = KEY_A, metrics: bool = True, env: dict[str, str] | None = None,
+                 wait: bool = True) -> None:
+        self.port = free_port()
+        self.metrics_port = free_port() if metrics else 0
+        self.log_path = tmp / f"server-{self.port}.log"
+        environment = {**os.environ, "BIGTWO_TOKEN_KEYS": keys, "BIGTWO_HOME": str(tmp / "home"), **(env or {})}
+        environment.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        command = [
+            sys.executable, "-m", "bigtwo.client.cli", "serve", "--port", str(self.port),
+            "--metrics-port", str(self.metrics_port), "--grace", "5", *args,
+        ]
+        self.log_file = self.log_path.open("w")
+        self.process = subprocess.Popen(command, env=environment, stdout=self.log_file, stderr=subprocess.STDOUT)
+        self.target = f"127.0.0.1:{self.port}"
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        channel = grpc.insecure_channel(self.target)
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"server exited {self.process.returncode}: {self.log()}")
+                try:
+                    grpc.channel_ready_future(channel).result(timeout=0.5)
+                    return
+                except grpc.FutureTimeoutError:
+                    if time.monotonic() > deadline:
+                        raise
+        finally:
+            channel.close()
+
+    def log(self) -> str:
+        self.log_file.flush()
+        return self.log_path.read_text()
+
+    def terminate(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+
+    def stop(self) -> int:
+        self.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log_file.close()
+        return int(self.process.returncode)
+
+
+def details(error: grpc.RpcError) -> dict[str, Any]:
+    """The rich status of a failed call: field violations and ErrorInfo reason."""
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    out: dict[str, Any] = {"fields": [], "reason": "", "metadata": {}}
+    if status is None:
+        return out
+    for detail in status.details:
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            request = error_details_pb2.BadRequest()
+            detail.Unpack(request)
+            out["fields"] += [violation.field for violation in request.field_violations]
+        elif detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            out["reason"] = info.reason
+            out["metadata"] = dict(info.metadata)
+    return out

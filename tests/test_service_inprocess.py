@@ -1,0 +1,394 @@
+"""The servicer in process (grpc_testing): every RPC, the error model, tokens, retries, per-seat views."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import grpc
+import grpc_testing
+import pytest
+from google.rpc import error_details_pb2, status_pb2
+from service_support import CODE, KEY_A, KEY_B
+
+from bigtwo.engine import Deal, DealCode, Move, Ruleset, deal_from_code, preset
+from bigtwo.service.core import CallInfo
+from bigtwo.service.servicer import Hosting, ServiceCore, Undecodable
+from bigtwo.service.tokens import KeyRing, TokenCodec
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
+
+SERVICE = api.DESCRIPTOR.services_by_name["BigTwoService"]
+CLASSIC = pb.Ruleset(preset="classic")
+
+
+def make_core(*keys: str) -> ServiceCore:
+    return ServiceCore(TokenCodec(KeyRing([k.encode() for k in (keys or (KEY_A,))])))
+
+
+@pytest.fixture
+def server() -> Any:
+    hosting = Hosting(make_core(), log_calls=False)
+    return grpc_testing.server_from_dictionary({SERVICE: hosting.servicer()}, grpc_testing.strict_real_time())
+
+
+class Result:
+    def __init__(self, response: Any, trailing: Any, code: grpc.StatusCode, message: str) -> None:
+        self.response, self.code, self.message = response, code, message
+        self.fields: list[str] = []
+        self.reason = ""
+        for key, value in trailing or ():
+            if key == "grpc-status-details-bin":
+                status = status_pb2.Status.FromString(value)
+                for detail in status.details:
+                    if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                        request = error_details_pb2.BadRequest()
+                        detail.Unpack(request)
+                        self.fields += [v.field for v in request.field_violations]
+                    elif detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                        info = error_details_pb2.ErrorInfo()
+                        detail.Unpack(info)
+                        self.reason = info.reason
+
+
+def call(server: Any, name: str, request: Any) -> Result:
+    rpc = server.invoke_unary_unary(SERVICE.methods_by_name[name], (), request, None)
+    response, trailing, code, message = rpc.termination()
+    return Result(response, trailing, code, message)
+
+
+def ok(server: Any, name: str, request: Any) -> Any:
+    result = call(server, name, request)
+    assert result.code is grpc.StatusCode.OK, (result.code, result.message)
+    return result.response
+
+
+def new_deal(server: Any, **kwargs: Any) -> api.DealResponse:
+    return ok(server, "Deal", api.DealRequest(ruleset=CLASSIC, deal_code=CODE, **kwargs))
+
+
+def token_game(token: bytes) -> pb.Game:
+    return pb.Game(state_token=token)
+
+
+def engine_deal(code: str = CODE, rules: Ruleset | None = None) -> Deal:
+    rules = rules or preset("classic")
+    return Deal.start(rules, deal_from_code(DealCode.parse(code), rules))
+
+
+# -- rules in words ------------------------------------------------------------------------------
+
+def test_list_presets_and_describe(server: Any) -> None:
+    presets = ok(server, "ListPresets", api.ListPresetsRequest()).presets
+    assert [p.name for p in presets] == ["classic", "web", "hong-kong", "hong-kong-strict", "taiwan", "pusoy-dos"]
+    assert all(p.description and p.fingerprint for p in presets)
+    reply = ok(server, "DescribeRuleset", api.DescribeRulesetRequest(ruleset=pb.Ruleset(preset="hong-kong",
+                                                                                       options={"players": "3"})))
+    assert reply.fingerprint == Ruleset.from_mapping({"preset": "hong-kong", "players": 3}).fingerprint
+    assert dict(reply.overrides) == {"players": "3"}
+    assert any("Dragon" in line for line in reply.description)
+
+
+def test_bad_ruleset_names_the_option(server: Any) -> None:
+    result = call(server, "DescribeRuleset", api.DescribeRulesetRequest(ruleset=pb.Ruleset(options={"flush": "purple"})))
+    assert result.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert result.fields == ['ruleset.options["flush"]']
+    assert "valid values" in result.message
+    result = call(server, "DescribeRuleset", api.DescribeRulesetRequest(ruleset=pb.Ruleset(preset="nope")))
+    assert result.code is grpc.StatusCode.INVALID_ARGUMENT and result.fields == ["ruleset.preset"]
+
+
+# -- dealing and views ---------------------------------------------------------------------------
+
+def test_deal_from_code_shows_only_the_viewing_seat(server: Any) -> None:
+    reply = new_deal(server, view_seat=2)
+    engine = engine_deal()
+    assert reply.deal_code == CODE and reply.table.deal_id == CODE
+    assert reply.view.seat == 2 and reply.view.hand.mask == engine.hands[2]
+    started = reply.events[0].deal_started
+    assert [h.mask for h in started.hands] == [0, 0, engine.hands[2], 0]
+    assert list(started.hand_sizes) == [13, 13, 13, 13]
+    shown = {text for card_set in (reply.view.hand, *started.hands) for text in card_set.text.split()}
+    for seat in (0, 1, 3):  # no other seat's card appears anywhere
+        assert not shown & {str(card) for card in engine.hand(seat)}
+    hidden = new_deal(server)
+    assert all(h.mask == 0 for h in hidden.events[0].deal_started.hands)
+
+
+def test_fresh_and_explicit_deals(server: Any) -> None:
+    first = ok(server, "Deal", api.DealRequest(ruleset=CLASSIC))
+    second = ok(server, "Deal", api.DealRequest(ruleset=CLASSIC))
+    assert first.deal_code != second.deal_code
+    DealCode.parse(first.deal_code)
+    hands = ["3D 4D 5D", "3C 4C 5C", "3H 4H 5H", "3S 4S 5S"]
+    explicit = ok(server, "Deal", api.DealRequest(ruleset=CLASSIC, explicit_deal=pb.ExplicitDeal(hands=hands)))
+    assert explicit.deal_code == "" and explicit.table.deal_id.startswith("explicit:")
+    assert explicit.table.opening_card == "3D" and explicit.table.to_act == 0
+    shared = call(server, "Deal", api.DealRequest(ruleset=CLASSIC, explicit_deal=pb.ExplicitDeal(hands=["3D", "3D", "4D", "5D"])))
+    assert shared.code is grpc.StatusCode.INVALID_ARGUMENT and shared.fields == ["explicit_deal.hands"]
+    bad_code = call(server, "Deal", api.DealRequest(ruleset=CLASSIC, deal_code="0000003NQK8N2"))
+    assert bad_code.code is grpc.StatusCode.INVALID_ARGUMENT and bad_code.fields == ["deal_code"]
+
+
+# -- moves ---------------------------------------------------------------------------------------
+
+def apply(server: Any, token: bytes, index: int, seat: int, text: str, **kwargs: Any) -> Result:
+    move = pb.Move(index=index, seat=seat, text=text)
+    return call(server, "ApplyMove", api.ApplyMoveRequest(game=token_game(token), move=move, **kwargs))
+
+
+def test_refusal_is_an_ok_answer_with_reason_and_sentence(server: Any) -> None:
+    reply = new_deal(server)
+    seat = reply.table.to_act
+    result = apply(server, reply.state_token, 0, seat, "pass")
+    assert result.code is grpc.StatusCode.OK
+    outcome = result.response.outcome
+    assert not outcome.accepted and outcome.refusal.reason == pb.REASON_CANNOT_PASS_LEADING
+    assert outcome.refusal.reason_id == "cannot-pass-leading" and outcome.refusal.message == "You lead: play any hand"
+    assert result.response.table.moves_made == 0
+    other = apply(server, reply.state_token, 0, (seat + 1) % 4, "3D").response.outcome
+    assert other.refusal.reason == pb.REASON_NOT_YOUR_TURN
+    bad = apply(server, reply.state_token, 0, seat, "ZZ").response.outcome
+    assert bad.refusal.reason == pb.REASON_BAD_CARD
+    missing = apply(server, reply.state_token, 0, seat, "4D 5D 6D").response.outcome  # a non-combination / not held
+    assert not missing.accepted
+
+
+def test_whole_deal_by_token_matches_the_engine(server: Any) -> None:
+    reply = new_deal(server)
+    engine = engine_deal()
+    token = reply.state_token
+    sizes = set()
+    while not engine.over:
+        move = engine.legal_moves()[0]
+        result = apply(server, token, engine.moves_made, move.seat, str(move))
+        assert result.code is grpc.StatusCode.OK and result.response.outcome.accepted
+        engine.do(move)
+        table = result.response.table
+        assert table.moves_made == engine.moves_made and table.to_act == engine.to_act
+        assert list(table.cards_left) == list(engine.cards_left())
+        token = result.response.state_token
+        sizes.add(len(token))
+    assert table.over and list(table.scores) == list(engine.scores)
+    assert any(e.HasField("deal_ended") for e in result.response.events)
+    assert len(sizes) <= 2  # the size does not grow with the deal (scores appear at the end)
+    over = apply(server, token, engine.moves_made, 0, "3D").response.outcome
+    assert over.refusal.reason == pb.REASON_GAME_OVER
+
+
+def test_retry_is_answered_identically_and_never_applied_twice(server: Any) -> None:
+    reply = new_deal(server)
+    seat = reply.table.to_act
+    first = apply(server, reply.state_token, 0, seat, "3D")
+    assert first.response.outcome.accepted
+    # the answer was lost: the client retries from the old token -> the same bytes
+    again = apply(server, reply.state_token, 0, seat, "3D")
+    assert again.response.SerializeToString() == first.response.SerializeToString()
+    # the client already holds the new token and resends move 0 -> the same answer, nothing applied
+    resent = apply(server, first.response.state_token, 0, seat, "3D")
+    assert resent.code is grpc.StatusCode.OK
+    assert resent.response.SerializeToString() == first.response.SerializeToString()
+    assert resent.response.table.moves_made == 1
+    # a different move under an index already used is a conflict
+    conflict = apply(server, first.response.state_token, 0, seat, "3D 3S")
+    assert conflict.code is grpc.StatusCode.FAILED_PRECONDITION and conflict.reason == "MOVE_ALREADY_MADE"
+    ahead = apply(server, first.response.state_token, 5, (seat + 1) % 4, "pass")
+    assert ahead.code is grpc.StatusCode.FAILED_PRECONDITION and ahead.reason == "WRONG_MOVE_INDEX"
+    missing = call(server, "ApplyMove", api.ApplyMoveRequest(game=token_game(reply.state_token),
+                                                             move=pb.Move(seat=seat, text="3D")))
+    assert missing.code is grpc.StatusCode.INVALID_ARGUMENT and missing.fields == ["move.index"]
+
+
+def test_retry_against_a_log(server: Any) -> None:
+    reply = new_deal(server)
+    seat = reply.table.to_act
+    first = apply(server, reply.state_token, 0, seat, "3D").response
+    log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE, moves=["3D"])
+    resent = ok(server, "ApplyMove", api.ApplyMoveRequest(game=pb.Game(log=log), move=pb.Move(index=0, seat=seat, text="3D")))
+    assert resent.SerializeToString() == first.SerializeToString()
+
+
+def test_log_and_token_agree(server: Any) -> None:
+    engine = engine_deal()
+    texts = []
+    for _ in range(9):
+        move = engine.legal_moves()[-1]
+        texts.append(str(move))
+        engine.do(move)
+    log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE, moves=texts)
+    replay = ok(server, "ReplayLog", api.ReplayLogRequest(log=log))
+    assert replay.moves_applied == 9 and not replay.refused
+    via_log = ok(server, "LegalMoves", api.LegalMovesRequest(game=pb.Game(log=log)))
+    via_token = ok(server, "LegalMoves", api.LegalMovesRequest(game=token_game(replay.state_token)))
+    assert via_log == via_token and via_log.seat == engine.to_act
+    assert len(via_log.plays) == len(engine.legal_plays())
+
+
+def test_log_errors_name_the_move(server: Any) -> None:
+    log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE, moves=["pass"])
+    result = call(server, "LegalMoves", api.LegalMovesRequest(game=pb.Game(log=log)))
+    assert result.code is grpc.StatusCode.INVALID_ARGUMENT and result.fields == ["game.log.moves[0]"]
+    assert "cannot-pass-leading" in result.message
+    long_log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE, moves=["pass"] * 5000)
+    assert call(server, "LegalMoves", api.LegalMovesRequest(game=pb.Game(log=long_log))).code is (
+        grpc.StatusCode.RESOURCE_EXHAUSTED
+    )
+    no_cards = pb.GameLog(ruleset=CLASSIC)
+    result = call(server, "LegalMoves", api.LegalMovesRequest(game=pb.Game(log=no_cards)))
+    assert result.code is grpc.StatusCode.INVALID_ARGUMENT and result.fields == ["game.log.deal_code"]
+    assert call(server, "LegalMoves", api.LegalMovesRequest()).code is grpc.StatusCode.INVALID_ARGUMENT
+
+
+# -- tokens --------------------------------------------------------------------------------------
+
+def test_tampered_foreign_and_rotated_tokens(server: Any) -> None:
+    token = new_deal(server).state_token
+    for position in (0, 3, 10, len(token) // 2, len(token) - 1):
+        altered = bytearray(token)
+        altered[position] ^= 0x01
+        result = apply(server, bytes(altered), 0, 0, "3D")
+        assert result.code is grpc.StatusCode.INVALID_ARGUMENT, position
+        assert result.fields == ["game.state_token"] and result.reason.startswith("TOKEN_")
+    for junk in (b"", b"x", b"\0" * 5000):
+        assert apply(server, junk, 0, 0, "3D").code is grpc.StatusCode.INVALID_ARGUMENT
+    foreign = make_core(KEY_B).deal(api.DealRequest(ruleset=CLASSIC, deal_code=CODE), CallInfo()).state_token
+    result = apply(server, foreign, 0, 0, "3D")
+    assert result.code is grpc.StatusCode.INVALID_ARGUMENT and result.reason == "TOKEN_UNKNOWN_KEY"
+    # rotation: B signs, A still verifies; tokens B issues verify on a ring that holds B
+    rotated = make_core(KEY_B, KEY_A)
+    seat = engine_deal().to_act
+    answer = rotated.apply_move(api.ApplyMoveRequest(game=token_game(token), move=pb.Move(index=0, seat=seat, text="3D")),
+                                CallInfo())
+    assert answer.outcome.accepted
+    assert apply(server, answer.state_token, 1, (seat + 1) % 4, "pass").reason == "TOKEN_UNKNOWN_KEY"
+    assert make_core(KEY_B).codec.decode(answer.state_token).state.moves_made == 1
+
+
+def test_token_cost_does_not_grow(server: Any) -> None:
+    core = make_core()
+    engine = engine_deal()
+    token = core.deal(api.DealRequest(ruleset=CLASSIC, deal_code=CODE), CallInfo()).state_token
+    requests = {}
+    while not engine.over and engine.moves_made < 40:
+        move = engine.legal_moves()[-1]
+        request = api.ApplyMoveRequest(game=token_game(token), move=pb.Move(index=engine.moves_made, seat=move.seat,
+                                                                            text=str(move)))
+        requests[engine.moves_made] = request
+        token = core.apply_move(request, CallInfo()).state_token
+        engine.do(move)
+
+    def cost(request: api.ApplyMoveRequest) -> float:
+        samples = []
+        for _ in range(300):
+            started = time.perf_counter()
+            core.apply_move(request, CallInfo())
+            samples.append(time.perf_counter() - started)
+        return sorted(samples)[len(samples) // 2]
+
+    early, late = cost(requests[3]), cost(requests[max(requests)])
+    assert late < early * 2.5
+
+
+# -- helpers for a front end ---------------------------------------------------------------------
+
+def test_hints_timeout_split_name_score_settle(server: Any) -> None:
+    reply = new_deal(server)
+    game = token_game(reply.state_token)
+    hint = ok(server, "NextHint", api.NextHintRequest(game=game))
+    assert hint.cycle_length > 0 and "3D" in hint.play.cards.text
+    following = ok(server, "NextHint", api.NextHintRequest(game=game, after=hint.play.cards.text))
+    assert following.play.cards.text != hint.play.cards.text or hint.cycle_length == 1
+    timed_out = ok(server, "TimeoutMove", api.TimeoutMoveRequest(game=game)).move
+    assert timed_out.text == "3D" and timed_out.index == 0 and timed_out.seat == reply.table.to_act
+    split = ok(server, "SplitHand", api.SplitHandRequest(ruleset=CLASSIC, hand="3D 3S 4H 5C 6D 7S 9H 9C 9S KD KH"))
+    assert sum(len(p.cards.text.split()) for p in split.plays) == 11
+    assert {p.kind for p in split.plays} == {pb.KIND_STRAIGHT, pb.KIND_FULL_HOUSE, pb.KIND_SINGLE}
+    assert len(split.plays) == 3
+    named = ok(server, "NameCards", api.NameCardsRequest(ruleset=CLASSIC, cards="9S 9D"))
+    assert named.name and named.kind == pb.KIND_PAIR and named.playable
+    beaten = ok(server, "NameCards", api.NameCardsRequest(ruleset=CLASSIC, cards="9S 9D", table="KS KD"))
+    assert not beaten.playable and beaten.refusal.reason == pb.REASON_DOES_NOT_BEAT
+    readout = ok(server, "NameCards", api.NameCardsRequest(game=game, seat=reply.table.to_act, cards="3D"))
+    assert readout.playable and "ending now" in readout.ending_now
+    counts = api.CardCounts(ruleset=CLASSIC, cards_left=[0, 3, 10, 13])
+    assert list(ok(server, "ScoreDeal", api.ScoreDealRequest(counts=counts)).scores) == [0, 3, 20, 39]
+    not_over = call(server, "ScoreDeal", api.ScoreDealRequest(game=game))
+    assert not_over.code is grpc.StatusCode.FAILED_PRECONDITION
+    deals = [pb.DealResult(winner=0, scores=[0, 3, 20, 39]), pb.DealResult(winner=1, scores=[5, 0, 1, 2])]
+    match = ok(server, "SettleMatch", api.SettleMatchRequest(ruleset=CLASSIC, deals=deals))
+    assert list(match.totals) == [5, 3, 21, 41] and list(match.winners) == [1] and not match.over
+    assert match.next_context.deal_number == 3 and match.next_context.previous_winner == 1
+
+
+def test_replay_log_stops_at_the_first_refusal(server: Any) -> None:
+    log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE, moves=["3D", "pass", "2S 2H"])
+    reply = ok(server, "ReplayLog", api.ReplayLogRequest(log=log, view_seat=1))
+    assert reply.refused and reply.refused_at in (1, 2) and reply.moves_applied == reply.refused_at
+    started = reply.events[0].deal_started
+    assert sum(1 for h in started.hands if h.mask) == 1 and started.hands[1].mask
+
+
+# -- streams -------------------------------------------------------------------------------------
+
+def test_stream_open_moves_and_events(server: Any) -> None:
+    rpc = server.invoke_stream_stream(SERVICE.methods_by_name["PlayStream"], (), None)
+    log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE)
+    rpc.send_request(api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=log), view_seat=0)))
+    opened = rpc.take_response().opened
+    assert opened.deal_code == CODE and opened.view.seat == 0 and opened.state_token
+    engine = engine_deal()
+    for _ in range(6):
+        move = engine.legal_moves()[0]
+        request = api.StreamMove(move=pb.Move(index=engine.moves_made, seat=move.seat, text=str(move)))
+        rpc.send_request(api.PlayStreamRequest(move=request))
+        result = rpc.take_response().move_result
+        engine.do(move)
+        assert result.outcome.accepted and result.table.moves_made == engine.moves_made
+        assert result.view.hand.mask == engine.hands[0] and not result.state_token
+    rpc.send_request(api.PlayStreamRequest(move=api.StreamMove(move=pb.Move(index=engine.moves_made, seat=9, text="3D"))))
+    rpc.requests_closed()
+    _, code, _ = rpc.termination()
+    assert code is grpc.StatusCode.INVALID_ARGUMENT
+
+
+# -- one place for errors ------------------------------------------------------------------------
+
+def test_undecodable_and_bugs_never_leak() -> None:
+    hosting = Hosting(make_core(), log_calls=False)
+    servicer = hosting.servicer()
+
+    class Context:
+        def __init__(self) -> None:
+            self.code: Any = None
+            self.trailing: Any = ()
+
+        def invocation_metadata(self) -> tuple[()]:
+            return ()
+
+        def is_active(self) -> bool:
+            return True
+
+        def set_trailing_metadata(self, metadata: Any) -> None:
+            self.trailing = metadata
+
+        def abort_with_status(self, status: Any) -> None:
+            self.code, self.message = status.code, status.details
+            raise RuntimeError("aborted")
+
+    context = Context()
+    with pytest.raises(RuntimeError):
+        servicer.ApplyMove(Undecodable("DecodeError: bad"), context)
+    assert context.code is grpc.StatusCode.INVALID_ARGUMENT
+
+    def broken(request: Any, info: Any) -> Any:
+        raise KeyError("a bug")
+
+    hosting.core.list_presets = broken  # type: ignore[method-assign]
+    context = Context()
+    with pytest.raises(RuntimeError):
+        hosting.servicer().ListPresets(api.ListPresetsRequest(), context)
+    assert context.code is grpc.StatusCode.INTERNAL and "a bug" not in context.message
+
+
+def test_move_parse_helpers_agree_with_engine() -> None:
+    assert str(Move.parse(0, "3d 3s")) == "3D 3S"
