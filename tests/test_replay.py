@@ -466,3 +466,23 @@ def test_bigtwo_audit_folder_json_and_exit_status(tmp_path: Path, capsys: pytest
     assert bad["garbage.toml"]["line"] == 1
     out = capsys.readouterr().out
     assert "Audit summary" in out and "Failures" in out
+
+
+@pytest.mark.parametrize("name", GOLDEN_FILES)
+def test_fast_parser_agrees_with_tomllib(name: str) -> None:
+    import tomllib
+
+    from bigtwo.client.replay.format import _fast_parse, _Reader, locate
+
+    text = _text(name)
+    fast = _fast_parse(text)
+    assert fast is not None, "canonical files take the fast path"
+    data, where = fast
+    assert data == tomllib.loads(text)
+    slow, fast_reader = _Reader(locate(text)), _Reader(where)
+    log = loads(text)
+    for d, deal in enumerate(log.deals):
+        for a in range(len(deal.actions)):
+            path = ("deals", d, "actions", a)
+            assert fast_reader.line(path) == slow.line(path) == deal.actions[a].line
+        assert fast_reader.line(("deals", d, "result")) == slow.line(("deals", d, "result"))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from bigtwo.engine import (
+    ALL_CARDS,
     CardsPlayed,
     Deal,
     DealCode,
@@ -173,6 +174,9 @@ class AuditVerdict:
             return f"valid: {self.deals_checked} deals, {self.actions_checked} actions; {sig}"
         assert self.first is not None
         return f"{self.kind.value}: {self.first.describe()}"
+
+
+_CARDS = {str(card): card for card in ALL_CARDS}
 
 
 class _Stop(Exception):
@@ -408,8 +412,8 @@ class _Auditor:
                     produced = deal.verify(move) if action.refused else deal.do(move)
                 else:
                     try:
-                        cards = parse_cards(" ".join(action.cards))
-                    except Refusal:
+                        cards = tuple(_CARDS[t] if t in _CARDS else parse_cards(t)[0] for t in action.cards)
+                    except (Refusal, IndexError):
                         text = " ".join(action.cards)
                         produced = (
                             deal.verify_text(action.seat, text) if action.refused else deal.do_text(action.seat, text)
@@ -439,8 +443,12 @@ class _Auditor:
                     record, i, action, "not-refused", f"recorded as refused {action.refused}, but the rules accept it"
                 )
             assert isinstance(produced, tuple)
+            self.events.extend(produced)
+            if len(produced) == 1 and not self.views:
+                trick_moves.append((action.seat, action.move_text))
+                continue
             own: list[Event] = []
-            self._trick_end_after_auto: list[Event] = []
+            self._trick_end_after_auto = []
             autos = [e for e in produced if isinstance(e, Passed) and e.automatic]
             for event in produced:
                 if isinstance(event, Passed) and event.automatic:
@@ -449,7 +457,6 @@ class _Auditor:
                     self._trick_end_after_auto.append(event)
                     continue
                 own.append(event)
-            self.events.extend(produced)
             trick_moves.append((action.seat, action.move_text if action.kind is ActionKind.PLAY else "pass"))
             pending = autos
             for event in own:

@@ -35,7 +35,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from bigtwo.engine import BadCardError, Card, Reason, Ruleset, RulesetError
+from bigtwo.engine import ALL_CARDS, BadCardError, Card, Reason, Ruleset, RulesetError
 from bigtwo.engine.cards import split_card_text
 
 FORMAT_VERSION = "bigtwo-replay/1"
@@ -102,6 +102,8 @@ class Action:
     comment: str = ""
     taker: SeatInfo | None = None
     line: int = field(default=0, compare=False)
+    canonical: str = field(default="", compare=False, repr=False)
+    """The canonical text, when already known (a parsed action keeps it: the hash chain reads it)."""
 
     @property
     def is_move(self) -> bool:
@@ -113,6 +115,8 @@ class Action:
 
     def text(self) -> str:
         """The canonical line (without quotes)."""
+        if self.canonical:
+            return self.canonical
         parts = [f"p{self.seat + 1}"]
         if self.kind is ActionKind.LEAVE:
             parts.append("left")
@@ -220,6 +224,8 @@ class GameLog:
 
 def _str(value: str) -> str:
     """A TOML basic string (JSON's escapes are all valid TOML; DEL is escaped too)."""
+    if value.isprintable() and '"' not in value and "\\" not in value:
+        return f'"{value}"'
     return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
@@ -484,6 +490,10 @@ class _Reader:
         self.where = where
 
     def line(self, path: Path_) -> int:
+        if path and isinstance(path[-1], int) and path not in self.where:
+            first = self.where.get((*path[:-1], "["))
+            if first is not None:  # one element a line (the fast parser's arrays)
+                return first + path[-1]
         while path:
             if path in self.where:
                 return self.where[path]
@@ -550,8 +560,13 @@ def _toml_type(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
+_CANONICAL_CARD = {str(card): card for card in ALL_CARDS}
+
+
 def _canonical_cards(tokens: Sequence[str], raw_ok: bool) -> tuple[tuple[str, ...], str]:
     """(canonical card texts sorted by card, error) for a play's tokens."""
+    if all(token in _CANONICAL_CARD for token in tokens):
+        return tuple(sorted(tokens, key=lambda token: _CANONICAL_CARD[token].index)), ""
     cards: list[Card] = []
     for token in tokens:
         try:
@@ -564,8 +579,25 @@ def _canonical_cards(tokens: Sequence[str], raw_ok: bool) -> tuple[tuple[str, ..
     return tuple(str(card) for card in cards), ""
 
 
+_ACTION_CACHE: dict[tuple[str, int], Action] = {}
+
+
 def parse_action(text: str, players: int, line: int = 0) -> Action:
     """Parse one action line (lenient: unicode suits, ``10``, glued cards, any case)."""
+    cached = _ACTION_CACHE.get((text, players))
+    if cached is not None:
+        if not line:
+            return cached
+        c = cached
+        return Action(c.seat, c.kind, c.cards, c.auto, c.timeout, c.refused, c.comment, c.taker, line, c.canonical)
+    action = _parse_action(text, players, line)
+    action = replace(action, canonical=action.text())
+    if len(_ACTION_CACHE) < 50_000:
+        _ACTION_CACHE[(text, players)] = replace(action, line=0)
+    return action
+
+
+def _parse_action(text: str, players: int, line: int) -> Action:
     body, hash_mark, comment = text.partition("#")
     comment = comment.strip() if hash_mark else ""
     tokens = body.split()
@@ -654,16 +686,119 @@ _DEAL_KEYS = ("number", "code", "hands", "previous_winner", "empty_seats", "comm
 _RESULT_ARRAYS = ("cards_left", "twos_left", "rate", "multiplier", "penalty", "score")
 
 
+_HEADERS = frozenset(("[ruleset]", "[[seats]]", "[[deals]]", "[deals.result]", "[result]", "[seal]"))
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
+_INT = re.compile(r"-?(0|[1-9][0-9]*)\Z")
+
+
+def _fast_value(text: str) -> Any:
+    """A value as the canonical writer writes it (JSON-compatible TOML), or raise ValueError."""
+    if text in ("true", "false"):
+        return text == "true"
+    if _INT.match(text):
+        return int(text)
+    first = text[:1]
+    if first == '"' and text[-1] == '"' and text.count('"') == 2 and "\\" not in text and len(text) > 1:
+        return text[1:-1]  # the common case: a plain string
+    if "\\/" in text or first not in ('"', "["):
+        raise ValueError(text)
+    value = json.loads(text)
+    if isinstance(value, list):
+        if any(isinstance(v, (list, dict, float)) or v is None for v in value):
+            raise ValueError(text)
+    elif not isinstance(value, str):
+        raise ValueError(text)
+    return value
+
+
+def _fast_parse(text: str) -> tuple[dict[str, Any], dict[Path_, int]] | None:
+    """Parse the canonical subset of TOML the writer produces, with every line number; None when the
+    text steps outside it (then the full TOML parser and :func:`locate` take over)."""
+    data: dict[str, Any] = {}
+    where: dict[Path_, int] = {}
+    table: dict[str, Any] = data
+    path: Path_ = ()
+    lines = text.split("\n")
+    count = len(lines)
+    number = 0
+    try:
+        while number < count:
+            line = lines[number].strip()
+            number += 1
+            if not line or line[0] == "#":
+                continue
+            if line[0] == "[":
+                if line not in _HEADERS:
+                    return None
+                if line == "[[seats]]" or line == "[[deals]]":
+                    name = line[2:-2]
+                    items = data.setdefault(name, [])
+                    if not isinstance(items, list):
+                        return None
+                    table = {}
+                    items.append(table)
+                    path = (name, len(items) - 1)
+                elif line == "[deals.result]":
+                    deals = data.get("deals")
+                    if not deals or "result" in deals[-1]:
+                        return None
+                    table = deals[-1]["result"] = {}
+                    path = ("deals", len(deals) - 1, "result")
+                else:
+                    name = line[1:-1]
+                    if name in data:
+                        return None
+                    table = data[name] = {}
+                    path = (name,)
+                where[path] = number
+                continue
+            key, equals, value = line.partition(" = ")
+            if not equals or not _BARE_KEY.match(key) or key in table:
+                return None
+            where[(*path, key)] = number
+            if value == "[":
+                items = []
+                while True:
+                    if number >= count:
+                        return None
+                    item = lines[number].strip()
+                    number += 1
+                    if item == "]":
+                        break
+                    if item[-1:] != ",":
+                        return None
+                    if not items:
+                        where[(*path, key, "[")] = number
+                    if item[0] == '"' and item[-2] == '"' and item.count('"') == 2 and "\\" not in item:
+                        items.append(item[1:-2])  # the common case: a plain string
+                        continue
+                    element = _fast_value(item[:-1])
+                    if isinstance(element, list):
+                        return None
+                    items.append(element)
+                table[key] = items
+            else:
+                table[key] = _fast_value(value)
+    except ValueError:
+        return None
+    return data, where
+
+
 def loads(text: str) -> GameLog:
     """Parse a replay file's text. Raises :class:`ReplayFormatError` naming the line."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        message = str(exc)
-        found = re.search(r"\(at line (\d+), column \d+\)", message)
-        line = int(found.group(1)) if found else 0
-        raise ReplayFormatError(f"not valid TOML: {message}", line) from None
-    reader = _Reader(locate(text))
+    fast = _fast_parse(text)
+    if fast is not None:
+        data, where = fast
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            message = str(exc)
+            found = re.search(r"\(at line (\d+), column \d+\)", message)
+            line = int(found.group(1)) if found else 0
+            raise ReplayFormatError(f"not valid TOML: {message}", line) from None
+        where = locate(text)
+    reader = _Reader(where)
     reader.table(data, (), _TOP_KEYS, "the file")
     version = reader.str_(data, "format", (), "")
     if not version:
