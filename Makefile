@@ -34,6 +34,7 @@ test: venv
 bench: venv
 	$(BIGTWO) bench engine --json
 	$(BIGTWO) bench service --json
+	$(PY) -m bigtwo.client.replay.bench --deals 10000 --jobs 2
 
 lint: venv
 	$(VENV)/bin/ruff check engine service clients tests
