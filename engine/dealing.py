@@ -35,15 +35,22 @@ _DOMAIN = b"bigtwo-deal-v1"
 _MAX_ROUNDS = 10_000
 
 
+_GF32_MODULUS = 0b100101  # x^5 + x^2 + 1, irreducible: the symbols are the field GF(32)
+
+
+def _times_x(value: int) -> int:
+    value <<= 1
+    return value ^ _GF32_MODULUS if value & 0b100000 else value
+
+
 def _check_symbol(symbols: str) -> str:
-    """Luhn mod 32: catches every single mistyped symbol and every swap of two neighbours."""
-    factor = 2
-    total = 0
-    for ch in reversed(symbols):
-        addend = factor * _DECODE[ch]
-        factor = 1 if factor == 2 else 2
-        total += addend // 32 + addend % 32
-    return ALPHABET[(32 - total % 32) % 32]
+    """Damm's check over GF(32), with x∘y = x·X + y: running value ``acc = acc·X xor symbol``,
+    check symbol ``acc·X``. Catches every single mistyped symbol and every swap of two different
+    neighbouring symbols (Luhn mod 32 would miss ``0Z`` ↔ ``Z0``)."""
+    acc = 0
+    for ch in symbols:
+        acc = _times_x(acc) ^ _DECODE[ch]
+    return ALPHABET[_times_x(acc)]
 
 
 @dataclass(frozen=True, slots=True)

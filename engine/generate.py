@@ -1,6 +1,6 @@
 """Every combination a hand can form, fast: the move generator under legal moves, hints, bots and
-auto-pass. Plays come out as ``key << 52 | mask`` integers, so that one integer sort orders them
-by size class, strength and then cards, and no objects are built on the hot path.
+auto-pass. Plays come out as ``key << 52 | mask`` integers, so that, within one size, one integer sort
+orders them by strength and then cards, and no objects are built on the hot path.
 
 Only combination rules live here (what the cards form and what beats what). Rules that need a game
 (opening card, going out on a single 2, highest single) are applied by :mod:`bigtwo.engine.deal`.

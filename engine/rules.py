@@ -154,6 +154,9 @@ class Ruleset:
     preset: str = "classic"
 
     def __post_init__(self) -> None:
+        if self.players == 3 and self.cards_each != 17:
+            # RULES.md Decision: 3 players always get 17, so the canonical form says so too.
+            object.__setattr__(self, "cards_each", 17)
         if self.players not in (2, 3, 4):
             raise RulesetError(
                 f"players: unknown value {self.players!r}; valid values: 2, 3, 4",

@@ -796,11 +796,6 @@ def test_full_variants_three_players_17_cards_and_the_face_up_card() -> None:
         assert deal.to_act == holder and deal.opening_card == lowest.bit_length() - 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: {'players': 3} keeps cards_each=13 in to_mapping()/fingerprint although 3 players are "
-    "always dealt 17 (hand_size 17), so one game has two fingerprints and the canonical form misstates it",
-)
 def test_full_three_players_ruleset_says_17_cards() -> None:
     """SEED = "FULL: Variants - three players: deal 17 cards each" + RULES.md Decision (3 players always get 17)."""
     three = Ruleset.from_mapping({"preset": "classic", "players": 3})
@@ -868,11 +863,6 @@ def test_web_deal_code_check_symbol_refuses_every_single_mistyped_symbol() -> No
             DealCode.parse(bad)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: Luhn mod 32 cannot see a swap of neighbouring '0' and 'Z' (both map to themselves when "
-    "doubled), though dealing._check_symbol's docstring promises every swap of two neighbours is caught",
-)
 def test_web_deal_code_check_symbol_catches_every_neighbour_swap() -> None:
     """SEED = "WEB: deal codes" — the engine's own promise (dealing._check_symbol): every swap of two neighbours."""
     for seed in (0, 1, 0x0123_4567_89AB_CDE, (1 << 60) - 1, 31 << 50):
