@@ -42,6 +42,7 @@ PRESET = "classic"
 
 # -- prepared games --------------------------------------------------------------------------------
 
+
 @dataclass
 class PreparedGame:
     code: str
@@ -83,6 +84,7 @@ def prepare_games(count: int, codec: Any) -> list[PreparedGame]:
 
 
 # -- the no-op server ------------------------------------------------------------------------------
+
 
 class NoopSession:
     def __init__(self, core: NoopCore) -> None:
@@ -132,6 +134,7 @@ class NoopCore:
 
 # -- servers in subprocesses -----------------------------------------------------------------------
 
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -144,8 +147,17 @@ class ServerProcess:
         env = {**os.environ, "BIGTWO_TOKEN_KEYS": BENCH_KEY}
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         command = [
-            sys.executable, "-m", "bigtwo.service.bench", "--serve", kind, "--port", str(self.port), "--mode", mode,
-            "--threads", str(threads),
+            sys.executable,
+            "-m",
+            "bigtwo.service.bench",
+            "--serve",
+            kind,
+            "--port",
+            str(self.port),
+            "--mode",
+            mode,
+            "--threads",
+            str(threads),
         ]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
@@ -176,6 +188,7 @@ def _serve(kind: str, port: int, mode: str, threads: int) -> int:
 
 
 # -- load --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Run:
@@ -248,7 +261,9 @@ async def _load(port: int, transport: str, games: list[PreparedGame], concurrenc
     return run
 
 
-def measure(mode: str, seconds: float, loads: tuple[int, ...], emit: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+def measure(
+    mode: str, seconds: float, loads: tuple[int, ...], emit: Callable[[dict[str, Any]], None]
+) -> list[dict[str, Any]]:
     import uvloop
 
     from .tokens import KeyRing, TokenCodec
@@ -270,8 +285,11 @@ def measure(mode: str, seconds: float, loads: tuple[int, ...], emit: Callable[[d
                     runs[kind] = run
                 real, noop = runs["real"], runs["noop"]
                 row = {
-                    "figure": f"service_{transport}_moves", "mode": mode, "games": load,
-                    "real_moves_per_s": round(real.rate, 1), "noop_moves_per_s": round(noop.rate, 1),
+                    "figure": f"service_{transport}_moves",
+                    "mode": mode,
+                    "games": load,
+                    "real_moves_per_s": round(real.rate, 1),
+                    "noop_moves_per_s": round(noop.rate, 1),
                     "ratio": round(real.rate / noop.rate, 3) if noop.rate else 0.0,
                     "real_p50_ms": round(real.percentile(0.5) * 1000, 3),
                     "real_p99_ms": round(real.percentile(0.99) * 1000, 3),
@@ -305,7 +323,9 @@ def token_cost(codec: Any, repeats: int = 3000) -> dict[str, Any]:
     token, deal = reply.state_token, Deal.start(rules, deal_from_code(DealCode(seed), rules))
     requests = {}
     for index, text in enumerate(texts[:81]):
-        request = api.ApplyMoveRequest(game=pb.Game(state_token=token), move=pb.Move(index=index, seat=deal.to_act, text=text))
+        request = api.ApplyMoveRequest(
+            game=pb.Game(state_token=token), move=pb.Move(index=index, seat=deal.to_act, text=text)
+        )
         if index in (5, 80):
             requests[index] = request
         token = core.apply_move(request, CallInfo()).state_token
@@ -326,12 +346,17 @@ def token_cost(codec: Any, repeats: int = 3000) -> dict[str, Any]:
     at5, at80 = median_us(requests[5], repeats), median_us(requests[80], repeats)
     by_log = median_us(log_request, max(repeats // 10, 50))
     return {
-        "figure": "apply_by_token_us", "deal_code": code, "at_move_5": round(at5, 1), "at_move_80": round(at80, 1),
-        "ratio_80_to_5": round(at80 / at5, 3), "by_log_at_move_80": round(by_log, 1),
+        "figure": "apply_by_token_us",
+        "deal_code": code,
+        "at_move_5": round(at5, 1),
+        "at_move_80": round(at80, 1),
+        "ratio_80_to_5": round(at80 / at5, 3),
+        "by_log_at_move_80": round(by_log, 1),
     }
 
 
 # -- command -----------------------------------------------------------------------------------------
+
 
 def add_bench_subject(parser: argparse.ArgumentParser) -> None:
     """Add ``service`` to the ``bench`` command's subjects (its module is owned elsewhere)."""

@@ -46,6 +46,7 @@ PB_TO_REASON = {value: reason for reason, value in REASON_TO_PB.items()}
 
 # -- rulesets ------------------------------------------------------------------------------------
 
+
 @lru_cache(maxsize=1024)
 def _ruleset_cached(preset_name: str, options: tuple[tuple[str, str], ...]) -> Ruleset:
     return Ruleset.from_mapping({**dict(options), "preset": preset_name})
@@ -87,6 +88,7 @@ def option_text(value: object) -> str:
 
 
 # -- cards ---------------------------------------------------------------------------------------
+
 
 @lru_cache(maxsize=1 << 16)
 def cards_text(mask: int) -> str:
@@ -144,6 +146,7 @@ def refusal_to_pb(refusal: Refusal) -> pb.Refusal:
 
 # -- seats and contexts --------------------------------------------------------------------------
 
+
 def seat_from(value: int, players: int, path: str) -> int:
     if not 0 <= value < players:
         raise bad_field(path, f"seat {value} does not exist at a {players}-player table (seats 0-{players - 1})")
@@ -166,6 +169,7 @@ def context_to_pb(context: DealContext) -> pb.DealContext:
 
 
 # -- events and states ---------------------------------------------------------------------------
+
 
 def event_to_pb(event: Event, ruleset: Ruleset, view_seat: int | None) -> pb.Event:
     """An event for a receiver: a DealStarted shows only ``view_seat``'s hand (none when None)."""

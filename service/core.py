@@ -14,6 +14,7 @@ byte-for-byte the first answer; nothing is applied twice. Any other index is FAI
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,7 +76,12 @@ class Game:
 
     def snapshot(self) -> Snapshot:
         return Snapshot(
-            self.ruleset, self.identity, self.face_up_card, self.face_up_seat, self.deal.state(), self.previous,
+            self.ruleset,
+            self.identity,
+            self.face_up_card,
+            self.face_up_seat,
+            self.deal.state(),
+            self.previous,
             self.last_move,
         )
 
@@ -114,8 +120,14 @@ class Core:
     # -- loading games -------------------------------------------------------------------------
 
     def start(
-        self, ruleset: Ruleset, source: str, code_text: str, hands: list[str], context_msg: pb.DealContext,
-        path: str, info: CallInfo,
+        self,
+        ruleset: Ruleset,
+        source: str,
+        code_text: str,
+        hands: list[str],
+        context_msg: pb.DealContext,
+        path: str,
+        info: CallInfo,
     ) -> tuple[Game, str]:
         """A new deal from a code (``source == "deal_code"``), explicit hands, or fresh (None)."""
         code = ""
@@ -154,12 +166,11 @@ class Core:
             raise bad_field(f"{path}.deal_code", "a log needs its cards: set deal_code or explicit_deal")
         if len(log.moves) > MAX_MOVES:
             raise ResourceExhausted(
-                f"{path}.moves: {len(log.moves)} moves; at most {MAX_MOVES}", reason="LOG_TOO_LONG",
+                f"{path}.moves: {len(log.moves)} moves; at most {MAX_MOVES}",
+                reason="LOG_TOO_LONG",
                 metadata={"max_moves": str(MAX_MOVES)},
             )
-        game, _ = self.start(
-            ruleset, source, log.deal_code, list(log.explicit_deal.hands), log.context, path, info
-        )
+        game, _ = self.start(ruleset, source, log.deal_code, list(log.explicit_deal.hands), log.context, path, info)
         deal = game.deal
         last = len(log.moves) - 1
         for index, text in enumerate(log.moves):
@@ -173,7 +184,8 @@ class Core:
                 deal.do(move)
             except Refusal as refusal:
                 raise bad_field(
-                    where, f"move {index} ({text!r}) is refused ({refusal.reason.value}): {refusal.message}",
+                    where,
+                    f"move {index} ({text!r}) is refused ({refusal.reason.value}): {refusal.message}",
                     reason="LOG_MOVE_REFUSED",
                 ) from None
         return game
@@ -199,7 +211,9 @@ class Core:
     def _view(self, game: Game, view_seat: int | None) -> pb.SeatView | None:
         return None if view_seat is None else cv.seat_view(game.deal, view_seat)
 
-    def judge(self, game: Game, move: pb.Move, path: str, info: CallInfo, *, apply: bool, need_index: bool) -> MoveResult:
+    def judge(
+        self, game: Game, move: pb.Move, path: str, info: CallInfo, *, apply: bool, need_index: bool
+    ) -> MoveResult:
         """Validate or apply ``move`` on ``game`` (which an accepted apply changes in place)."""
         deal = game.deal
         made = deal.moves_made
@@ -251,7 +265,9 @@ class Core:
             out.play.CopyFrom(cv.play_to_pb(play, ruleset))
         return out
 
-    def _other_index(self, game: Game, move: pb.Move, index: int, path: str, info: CallInfo, *, apply: bool) -> MoveResult:
+    def _other_index(
+        self, game: Game, move: pb.Move, index: int, path: str, info: CallInfo, *, apply: bool
+    ) -> MoveResult:
         made = game.deal.moves_made
         meta = {"moves_made": str(made), "index": str(index)}
         if apply and index == made - 1 and game.previous is not None and game.last_move is not None:
@@ -262,7 +278,10 @@ class Core:
             if resent is not None and _same_move(resent, game.last_move):
                 # A retry whose answer was lost: recompute it from the state before that move.
                 again = Game(
-                    game.ruleset, Deal.from_state(game.ruleset, game.previous), game.identity, game.face_up_card,
+                    game.ruleset,
+                    Deal.from_state(game.ruleset, game.previous),
+                    game.identity,
+                    game.face_up_card,
                     game.face_up_seat,
                 )
                 scratch = CallInfo()
@@ -271,11 +290,13 @@ class Core:
                 return result
             raise FailedPrecondition(
                 f"{path}.index: move {index} was already made ({game.last_move}); the next move's index is {made}",
-                reason="MOVE_ALREADY_MADE", metadata=meta,
+                reason="MOVE_ALREADY_MADE",
+                metadata=meta,
             )
         raise FailedPrecondition(
             f"{path}.index: the game has {made} moves made, so the next move's index is {made}, not {index}",
-            reason="WRONG_MOVE_INDEX", metadata=meta,
+            reason="WRONG_MOVE_INDEX",
+            metadata=meta,
         )
 
     # -- RPCs ----------------------------------------------------------------------------------
@@ -420,10 +441,8 @@ class Core:
             line = readout(game.deal, seat, selection)
             out = api.NameCardsResponse(name=line.name, playable=line.playable, ending_now=line.ending_now)
             if selection:
-                try:
+                with contextlib.suppress(Refusal):
                     out.kind = cv.KIND_TO_PB[classify_mask(selection, game.deal.tables).kind]
-                except Refusal:
-                    pass
             if not line.playable:
                 from bigtwo.engine import REFUSAL_CLASSES, Reason
 
@@ -500,8 +519,13 @@ class Core:
             winner=settlement.winner,
             seats=[
                 pb.SeatScore(
-                    seat=line.seat, cards_left=line.cards_left, twos_left=line.twos_left, rate=line.rate,
-                    multiplier=line.multiplier, penalty=line.penalty, score=line.score,
+                    seat=line.seat,
+                    cards_left=line.cards_left,
+                    twos_left=line.twos_left,
+                    rate=line.rate,
+                    multiplier=line.multiplier,
+                    penalty=line.penalty,
+                    score=line.score,
                 )
                 for line in settlement.seats
             ],
@@ -525,8 +549,12 @@ class Core:
             with at_field(path):
                 match = match.record(
                     DealRecord(
-                        result.deal_number or index + 1, winner, tuple(result.scores), tuple(result.cards_left),
-                        result.deal_code, result.by_dragon,
+                        result.deal_number or index + 1,
+                        winner,
+                        tuple(result.scores),
+                        tuple(result.cards_left),
+                        result.deal_code,
+                        result.by_dragon,
                     )
                 )
         if request.stopped:

@@ -114,9 +114,13 @@ def to_rpc_status(exc: BaseException, request_id: str = "") -> tuple[grpc.Status
             details.append(_pack(error_details_pb2.ErrorInfo(reason=exc.reason, domain=DOMAIN, metadata=exc.metadata)))
     elif isinstance(exc, _ENGINE_INPUT_ERRORS):
         code, message = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
-        details = [_pack(error_details_pb2.BadRequest(field_violations=[
-            error_details_pb2.BadRequest.FieldViolation(field="", description=str(exc))
-        ]))]
+        details = [
+            _pack(
+                error_details_pb2.BadRequest(
+                    field_violations=[error_details_pb2.BadRequest.FieldViolation(field="", description=str(exc))]
+                )
+            )
+        ]
     else:
         code = grpc.StatusCode.INTERNAL
         message = f"internal error (request id {request_id})" if request_id else "internal error"

@@ -69,34 +69,82 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     d = ServerConfig()
     add = parser.add_argument
     add("--host", default=_env("BIGTWO_HOST", d.host), help="address to bind (env BIGTWO_HOST; default %(default)s)")
-    add("--port", type=int, default=_env("BIGTWO_PORT", d.port), help="gRPC port (env BIGTWO_PORT; default %(default)s)")
-    add("--metrics-port", type=int, default=_env("BIGTWO_METRICS_PORT", d.metrics_port),
-        help="Prometheus /metrics port, 0 for none (env BIGTWO_METRICS_PORT; default %(default)s)")
-    add("--workers", type=int, default=_env("BIGTWO_WORKERS", d.workers),
-        help="server processes sharing the port with SO_REUSEPORT (env BIGTWO_WORKERS; default %(default)s)")
-    add("--mode", choices=MODES, default=_env("BIGTWO_MODE", d.mode),
-        help="grpc.aio (with uvloop) or the sync thread-pool server (env BIGTWO_MODE; default %(default)s)")
-    add("--threads", type=int, default=_env("BIGTWO_THREADS", d.threads),
-        help="sync mode: thread-pool size; each open stream holds a thread (env BIGTWO_THREADS)")
+    add(
+        "--port", type=int, default=_env("BIGTWO_PORT", d.port), help="gRPC port (env BIGTWO_PORT; default %(default)s)"
+    )
+    add(
+        "--metrics-port",
+        type=int,
+        default=_env("BIGTWO_METRICS_PORT", d.metrics_port),
+        help="Prometheus /metrics port, 0 for none (env BIGTWO_METRICS_PORT; default %(default)s)",
+    )
+    add(
+        "--workers",
+        type=int,
+        default=_env("BIGTWO_WORKERS", d.workers),
+        help="server processes sharing the port with SO_REUSEPORT (env BIGTWO_WORKERS; default %(default)s)",
+    )
+    add(
+        "--mode",
+        choices=MODES,
+        default=_env("BIGTWO_MODE", d.mode),
+        help="grpc.aio (with uvloop) or the sync thread-pool server (env BIGTWO_MODE; default %(default)s)",
+    )
+    add(
+        "--threads",
+        type=int,
+        default=_env("BIGTWO_THREADS", d.threads),
+        help="sync mode: thread-pool size; each open stream holds a thread (env BIGTWO_THREADS)",
+    )
     add("--tls-cert", default=_env("BIGTWO_TLS_CERT", ""), help="PEM certificate chain (env BIGTWO_TLS_CERT)")
     add("--tls-key", default=_env("BIGTWO_TLS_KEY", ""), help="PEM private key (env BIGTWO_TLS_KEY)")
-    add("--tls-client-ca", default=_env("BIGTWO_TLS_CLIENT_CA", ""),
-        help="PEM CA bundle: require client certificates signed by it (mutual TLS; env BIGTWO_TLS_CLIENT_CA)")
-    add("--auth-token", default=_env("BIGTWO_AUTH_TOKEN", ""),
-        help="require 'authorization: Bearer TOKEN' on every call (env BIGTWO_AUTH_TOKEN)")
-    add("--token-keys-file", default=_env("BIGTWO_TOKEN_KEYS_FILE", ""),
-        help="state-token keys, one a line, the first signs (env BIGTWO_TOKEN_KEYS_FILE; or BIGTWO_TOKEN_KEYS)")
-    add("--max-message-bytes", type=int, default=_env("BIGTWO_MAX_MESSAGE_BYTES", d.max_message_bytes),
-        help="largest message accepted or sent (env BIGTWO_MAX_MESSAGE_BYTES; default %(default)s)")
-    add("--max-concurrent-rpcs", type=int, default=_env("BIGTWO_MAX_CONCURRENT_RPCS", d.max_concurrent_rpcs),
-        help="calls in flight per process before RESOURCE_EXHAUSTED, 0 for no limit (env BIGTWO_MAX_CONCURRENT_RPCS)")
-    add("--keepalive-seconds", type=int, default=_env("BIGTWO_KEEPALIVE_SECONDS", d.keepalive_seconds),
-        help="HTTP/2 keepalive ping interval (env BIGTWO_KEEPALIVE_SECONDS; default %(default)s)")
-    add("--grace", type=float, default=_env("BIGTWO_GRACE", d.grace),
-        help="seconds in-flight calls and streams get to finish after SIGTERM (env BIGTWO_GRACE)")
+    add(
+        "--tls-client-ca",
+        default=_env("BIGTWO_TLS_CLIENT_CA", ""),
+        help="PEM CA bundle: require client certificates signed by it (mutual TLS; env BIGTWO_TLS_CLIENT_CA)",
+    )
+    add(
+        "--auth-token",
+        default=_env("BIGTWO_AUTH_TOKEN", ""),
+        help="require 'authorization: Bearer TOKEN' on every call (env BIGTWO_AUTH_TOKEN)",
+    )
+    add(
+        "--token-keys-file",
+        default=_env("BIGTWO_TOKEN_KEYS_FILE", ""),
+        help="state-token keys, one a line, the first signs (env BIGTWO_TOKEN_KEYS_FILE; or BIGTWO_TOKEN_KEYS)",
+    )
+    add(
+        "--max-message-bytes",
+        type=int,
+        default=_env("BIGTWO_MAX_MESSAGE_BYTES", d.max_message_bytes),
+        help="largest message accepted or sent (env BIGTWO_MAX_MESSAGE_BYTES; default %(default)s)",
+    )
+    add(
+        "--max-concurrent-rpcs",
+        type=int,
+        default=_env("BIGTWO_MAX_CONCURRENT_RPCS", d.max_concurrent_rpcs),
+        help="calls in flight per process before RESOURCE_EXHAUSTED, 0 for no limit (env BIGTWO_MAX_CONCURRENT_RPCS)",
+    )
+    add(
+        "--keepalive-seconds",
+        type=int,
+        default=_env("BIGTWO_KEEPALIVE_SECONDS", d.keepalive_seconds),
+        help="HTTP/2 keepalive ping interval (env BIGTWO_KEEPALIVE_SECONDS; default %(default)s)",
+    )
+    add(
+        "--grace",
+        type=float,
+        default=_env("BIGTWO_GRACE", d.grace),
+        help="seconds in-flight calls and streams get to finish after SIGTERM (env BIGTWO_GRACE)",
+    )
     add("--log-level", default=_env("BIGTWO_LOG_LEVEL", d.log_level), help="env BIGTWO_LOG_LEVEL")
-    add("--no-call-log", dest="log_calls", action="store_false", default=_env("BIGTWO_LOG_CALLS", True),
-        help="no log line per call (errors are still logged)")
+    add(
+        "--no-call-log",
+        dest="log_calls",
+        action="store_false",
+        default=_env("BIGTWO_LOG_CALLS", True),
+        help="no log line per call (errors are still logged)",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
@@ -158,9 +206,17 @@ def _setup(cfg: ServerConfig, make_core: CoreFactory | None = None) -> Hosting:
 
 def _announce(cfg: ServerConfig, port: int, reuse_port: bool) -> None:
     logger().info(
-        "serving", service=SERVICE_NAME, host=cfg.host, port=port, mode=cfg.mode, pid=os.getpid(),
-        tls=bool(cfg.tls_cert), mutual_tls=bool(cfg.tls_client_ca), auth=bool(cfg.auth_token),
-        so_reuseport=reuse_port, max_message_bytes=cfg.max_message_bytes,
+        "serving",
+        service=SERVICE_NAME,
+        host=cfg.host,
+        port=port,
+        mode=cfg.mode,
+        pid=os.getpid(),
+        tls=bool(cfg.tls_cert),
+        mutual_tls=bool(cfg.tls_client_ca),
+        auth=bool(cfg.auth_token),
+        so_reuseport=reuse_port,
+        max_message_bytes=cfg.max_message_bytes,
     )
 
 
@@ -308,7 +364,8 @@ def serve_main(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser(
-        "serve", help="run the stateless gRPC rules service",
+        "serve",
+        help="run the stateless gRPC rules service",
         description="Run the Big Two gRPC service (docs/SERVICE.md). Every flag has an environment variable.",
     )
     add_arguments(parser)

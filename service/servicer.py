@@ -95,7 +95,9 @@ class StreamSession:
         core, info = self.core, self.info
         if which == "move":
             if self.game is None:
-                raise FailedPrecondition("open the deal first: the stream's first message is open", reason="STREAM_NOT_OPEN")
+                raise FailedPrecondition(
+                    "open the deal first: the stream's first message is open", reason="STREAM_NOT_OPEN"
+                )
             if not request.move.HasField("move"):
                 raise bad_field("move.move", "required")
             result = core.judge(
@@ -162,7 +164,12 @@ class Hosting:
         return request_id or os.urandom(8).hex()
 
     def _record(
-        self, method: str, code: grpc.StatusCode, started: float, request_id: str, info: CallInfo,
+        self,
+        method: str,
+        code: grpc.StatusCode,
+        started: float,
+        request_id: str,
+        info: CallInfo,
         error: BaseException | None,
     ) -> None:
         elapsed = time.perf_counter() - started
@@ -176,8 +183,13 @@ class Hosting:
             DEALS_FINISHED.labels(info.preset).inc(info.deals_finished)
         if code is grpc.StatusCode.INTERNAL and error is not None:
             self.log.error(
-                "rpc", method=method, code=code.name, duration_ms=round(elapsed * 1000, 3), deal=info.deal_id,
-                request_id=request_id, exc_info=error,
+                "rpc",
+                method=method,
+                code=code.name,
+                duration_ms=round(elapsed * 1000, 3),
+                deal=info.deal_id,
+                request_id=request_id,
+                exc_info=error,
             )
         elif self.log_calls:
             fields: dict[str, Any] = {}
@@ -190,8 +202,13 @@ class Hosting:
             if error is not None and code is not grpc.StatusCode.CANCELLED:
                 fields["error"] = str(error)[:300]
             self.log.info(
-                "rpc", method=method, code=code.name, duration_ms=round(elapsed * 1000, 3), deal=info.deal_id,
-                request_id=request_id, **fields,
+                "rpc",
+                method=method,
+                code=code.name,
+                duration_ms=round(elapsed * 1000, 3),
+                deal=info.deal_id,
+                request_id=request_id,
+                **fields,
             )
 
     def _status(self, exc: BaseException, request_id: str, context: Any) -> tuple[Any, grpc.StatusCode]:
@@ -275,7 +292,9 @@ class Hosting:
         return handler
 
     def _aio_stream(self, method: str) -> Callable[..., Any]:
-        async def handler(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+        async def handler(
+            requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[Any]:
             started = time.perf_counter()
             info = CallInfo()
             code, error, request_id = grpc.StatusCode.OK, None, ""

@@ -21,11 +21,14 @@ LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0
 
 CALLS = Counter("bigtwo_rpc_calls_total", "RPCs handled, by method and status code", ["method", "code"])
 LATENCY = Histogram(
-    "bigtwo_rpc_duration_seconds", "Time handling an RPC (a stream: its whole life)", ["method"],
+    "bigtwo_rpc_duration_seconds",
+    "Time handling an RPC (a stream: its whole life)",
+    ["method"],
     buckets=LATENCY_BUCKETS,
 )
 MOVES = Counter(
-    "bigtwo_moves_total", "Moves judged, by result (accepted/refused/duplicate/validated) and refusal reason",
+    "bigtwo_moves_total",
+    "Moves judged, by result (accepted/refused/duplicate/validated) and refusal reason",
     ["result", "reason"],
 )
 DEALS_STARTED = Counter("bigtwo_deals_started_total", "Deals dealt, by preset", ["preset"])

@@ -87,6 +87,7 @@ class KeyRing:
 
 # -- compact DealState ---------------------------------------------------------------------------
 
+
 @lru_cache(maxsize=8)
 def _state_struct(players: int) -> struct.Struct:
     # hands, to_act, leader, table_mask, table_kind, table_key, last_player, passes, passed, played,
@@ -123,8 +124,21 @@ def _unpack_state(data: bytes, offset: int, players: int) -> tuple[DealState, in
     values = layout.unpack_from(data, offset)
     n = players
     hands = values[:n]
-    (to_act, leader, table_mask, kind, table_key, last_player, passes, passed, played, opening, winner, moves,
-     deal_number) = values[n : n + 13]
+    (
+        to_act,
+        leader,
+        table_mask,
+        kind,
+        table_key,
+        last_player,
+        passes,
+        passed,
+        played,
+        opening,
+        winner,
+        moves,
+        deal_number,
+    ) = values[n : n + 13]
     start_sizes = values[n + 13 : 2 * n + 13]
     has_scores = values[2 * n + 13]
     scores = values[2 * n + 14 :] if has_scores else ()
@@ -150,6 +164,7 @@ def _unpack_state(data: bytes, offset: int, players: int) -> tuple[DealState, in
 
 
 # -- rulesets inside tokens ----------------------------------------------------------------------
+
 
 def _ruleset_bytes_of(ruleset: Ruleset) -> bytes:
     overrides = ruleset.overrides()
@@ -187,7 +202,9 @@ class TokenCodec:
         parts = [
             _HEAD.pack(VERSION, self.keys.signing_id),
             _ruleset_bytes(snap.ruleset),
-            _IDENTITY.pack(1 if snap.identity.explicit else 0, snap.identity.value, snap.face_up_card, snap.face_up_seat),
+            _IDENTITY.pack(
+                1 if snap.identity.explicit else 0, snap.identity.value, snap.face_up_card, snap.face_up_seat
+            ),
             _pack_state(snap.state, players),
         ]
         if snap.previous is not None and snap.last_move is not None:
@@ -204,9 +221,7 @@ class TokenCodec:
         """Verify and read a token; anything wrong is INVALID_ARGUMENT with an ErrorInfo reason."""
 
         def refuse(reason: str, description: str) -> InvalidArgument:
-            return InvalidArgument(
-                f"{path}: {description}", violations=[Violation(path, description)], reason=reason
-            )
+            return InvalidArgument(f"{path}: {description}", violations=[Violation(path, description)], reason=reason)
 
         if len(token) > MAX_TOKEN_BYTES or len(token) < _HEAD.size + MAC_SIZE:
             raise refuse("TOKEN_MALFORMED", "not a state token issued by this service (wrong length)")
@@ -251,7 +266,9 @@ class TokenCodec:
             offset += 1
         if offset != len(body):
             raise ValueError("trailing bytes")
-        return Snapshot(ruleset, identity_of(bool(explicit), value), face_up_card, face_up_seat, state, previous, last_move)
+        return Snapshot(
+            ruleset, identity_of(bool(explicit), value), face_up_card, face_up_seat, state, previous, last_move
+        )
 
 
 def identity_of(explicit: bool, value: int) -> DealIdentity:

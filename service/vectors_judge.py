@@ -29,7 +29,9 @@ def _option_text(value: Any) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, (list, tuple)):
-        return ",".join(_option_text(item) if not isinstance(item, (list, tuple, dict)) else _rung(item) for item in value)
+        return ",".join(
+            _option_text(item) if not isinstance(item, (list, tuple, dict)) else _rung(item) for item in value
+        )
     return str(value)
 
 

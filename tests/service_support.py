@@ -30,16 +30,32 @@ def free_port() -> int:
 class ServerProcess:
     """``bigtwo serve`` in a subprocess; logs go to a file; :meth:`stop` always ends it."""
 
-    def __init__(self, tmp: Path, *args: str, keys: str = KEY_A, metrics: bool = True, env: dict[str, str] | None = None,
-                 wait: bool = True) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        *args: str,
+        keys: str = KEY_A,
+        metrics: bool = True,
+        env: dict[str, str] | None = None,
+        wait: bool = True,
+    ) -> None:
         self.port = free_port()
         self.metrics_port = free_port() if metrics else 0
         self.log_path = tmp / f"server-{self.port}.log"
         environment = {**os.environ, "BIGTWO_TOKEN_KEYS": keys, "BIGTWO_HOME": str(tmp / "home"), **(env or {})}
         environment.pop("PROMETHEUS_MULTIPROC_DIR", None)
         command = [
-            sys.executable, "-m", "bigtwo.client.cli", "serve", "--port", str(self.port),
-            "--metrics-port", str(self.metrics_port), "--grace", "5", *args,
+            sys.executable,
+            "-m",
+            "bigtwo.client.cli",
+            "serve",
+            "--port",
+            str(self.port),
+            "--metrics-port",
+            str(self.metrics_port),
+            "--grace",
+            "5",
+            *args,
         ]
         self.log_file = self.log_path.open("w")
         self.process = subprocess.Popen(command, env=environment, stdout=self.log_file, stderr=subprocess.STDOUT)

@@ -17,14 +17,13 @@ from typing import Any
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from service_support import CODE, KEY_A, ServerProcess, details
-
 from bigtwo.engine import Deal, DealCode, deal_from_code, preset
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import service_pb2_grpc as rpc
 from bigtwo.v1 import types_pb2 as pb
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from service_support import CODE, KEY_A, ServerProcess, details
 
 pytestmark = pytest.mark.timeout(120)
 CLASSIC = pb.Ruleset(preset="classic")
@@ -66,21 +65,30 @@ def test_whole_deal_alternating_between_two_processes(stubs: tuple[Any, Any]) ->
     while not engine.over:
         move = engine.legal_moves()[0]
         stub = stubs[engine.moves_made % 2]
-        answer = stub.ApplyMove(api.ApplyMoveRequest(
-            game=pb.Game(state_token=token), move=pb.Move(index=engine.moves_made, seat=move.seat, text=str(move))
-        ))
+        answer = stub.ApplyMove(
+            api.ApplyMoveRequest(
+                game=pb.Game(state_token=token), move=pb.Move(index=engine.moves_made, seat=move.seat, text=str(move))
+            )
+        )
         assert answer.outcome.accepted
         engine.do(move)
         token = answer.state_token
         # a lost answer retried on the other process is answered identically
         if engine.moves_made == 7:
-            again = stubs[engine.moves_made % 2].ApplyMove(api.ApplyMoveRequest(
-                game=pb.Game(state_token=token), move=pb.Move(index=6, seat=move.seat, text=str(move))
-            ))
+            again = stubs[engine.moves_made % 2].ApplyMove(
+                api.ApplyMoveRequest(
+                    game=pb.Game(state_token=token), move=pb.Move(index=6, seat=move.seat, text=str(move))
+                )
+            )
             assert again == answer
     assert answer.table.over and list(answer.table.scores) == list(engine.scores)
     score = stubs[1].ScoreDeal(api.ScoreDealRequest(game=pb.Game(state_token=token)))
     assert list(score.scores) == list(engine.scores)
+
+
+def feed(requests: queue.Queue[Any]) -> Iterator[Any]:
+    while (item := requests.get()) is not None:
+        yield item
 
 
 def test_whole_deal_over_the_stream(stubs: tuple[Any, Any]) -> None:
@@ -88,22 +96,20 @@ def test_whole_deal_over_the_stream(stubs: tuple[Any, Any]) -> None:
         engine = engine_deal()
         requests: queue.Queue[Any] = queue.Queue()
 
-        def feed() -> Iterator[Any]:
-            while (item := requests.get()) is not None:
-                yield item
-
         log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE)
         requests.put(api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=log), view_seat=1)))
-        responses = stub.PlayStream(feed())
+        responses = stub.PlayStream(feed(requests))
         opened = next(responses).opened
         assert opened.view.hand.mask == engine.hands[1]
         assert [h.mask for h in opened.events[0].deal_started.hands] == [0, engine.hands[1], 0, 0]
         events = 0
         while not engine.over:
             move = engine.legal_moves()[-1] if engine.moves_made % 3 else engine.legal_moves()[0]
-            requests.put(api.PlayStreamRequest(move=api.StreamMove(
-                move=pb.Move(index=engine.moves_made, seat=move.seat, text=str(move))
-            )))
+            requests.put(
+                api.PlayStreamRequest(
+                    move=api.StreamMove(move=pb.Move(index=engine.moves_made, seat=move.seat, text=str(move)))
+                )
+            )
             result = next(responses).move_result
             engine.do(move)
             assert result.outcome.accepted and result.table.moves_made == engine.moves_made
@@ -122,16 +128,26 @@ def test_bad_input_gets_clear_statuses(stubs: tuple[Any, Any], servers: tuple[Se
         tampered = bytearray(token)
         tampered[20] ^= 0x40
         with pytest.raises(grpc.RpcError) as caught:
-            stub.ApplyMove(api.ApplyMoveRequest(game=pb.Game(state_token=bytes(tampered)),
-                                                move=pb.Move(index=0, seat=seat, text="3D")))
+            stub.ApplyMove(
+                api.ApplyMoveRequest(
+                    game=pb.Game(state_token=bytes(tampered)), move=pb.Move(index=0, seat=seat, text="3D")
+                )
+            )
         assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
-        assert details(caught.value) == {"fields": ["game.state_token"], "reason": "TOKEN_BAD_SIGNATURE", "metadata": {}}
+        assert details(caught.value) == {
+            "fields": ["game.state_token"],
+            "reason": "TOKEN_BAD_SIGNATURE",
+            "metadata": {},
+        }
         with pytest.raises(grpc.RpcError) as caught:
-            stub.ApplyMove(api.ApplyMoveRequest(game=pb.Game(state_token=token), move=pb.Move(index=3, seat=seat, text="3D")))
+            stub.ApplyMove(
+                api.ApplyMoveRequest(game=pb.Game(state_token=token), move=pb.Move(index=3, seat=seat, text="3D"))
+            )
         assert caught.value.code() is grpc.StatusCode.FAILED_PRECONDITION
         assert details(caught.value)["reason"] == "WRONG_MOVE_INDEX"
-        bad_card = stub.ApplyMove(api.ApplyMoveRequest(game=pb.Game(state_token=token),
-                                                       move=pb.Move(index=0, seat=seat, text="3X")))
+        bad_card = stub.ApplyMove(
+            api.ApplyMoveRequest(game=pb.Game(state_token=token), move=pb.Move(index=0, seat=seat, text="3X"))
+        )
         assert bad_card.outcome.refusal.reason == pb.REASON_BAD_CARD
         with pytest.raises(grpc.RpcError) as caught:
             stub.LegalMoves(api.LegalMovesRequest(position=api.HandPosition(ruleset=CLASSIC, hand="3D 9Q")))
@@ -165,7 +181,9 @@ def test_bad_input_gets_clear_statuses(stubs: tuple[Any, Any], servers: tuple[Se
         assert "Traceback" not in log and '"code": "INTERNAL"' not in log and '"code": "UNKNOWN"' not in log
 
 
-def test_call_logs_are_json_without_hidden_hands(servers: tuple[ServerProcess, ServerProcess], stubs: tuple[Any, Any]) -> None:
+def test_call_logs_are_json_without_hidden_hands(
+    servers: tuple[ServerProcess, ServerProcess], stubs: tuple[Any, Any]
+) -> None:
     stubs[0].Deal(api.DealRequest(ruleset=CLASSIC, deal_code=CODE), metadata=(("x-request-id", "req-12345"),))
     time.sleep(0.2)
     lines = [json.loads(line) for line in servers[0].log().splitlines() if line.startswith("{")]
@@ -182,18 +200,26 @@ def test_health_reflection_and_metrics(servers: tuple[ServerProcess, ServerProce
     channel = grpc.insecure_channel(server.target)
     health = health_pb2_grpc.HealthStub(channel)
     for name in ("", "bigtwo.v1.BigTwoService"):
-        assert health.Check(health_pb2.HealthCheckRequest(service=name)).status == health_pb2.HealthCheckResponse.SERVING
+        assert (
+            health.Check(health_pb2.HealthCheckRequest(service=name)).status == health_pb2.HealthCheckResponse.SERVING
+        )
     reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
     replies = list(reflection.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")])))
     names = {service.name for service in replies[0].list_services_response.service}
     assert {"bigtwo.v1.BigTwoService", "grpc.health.v1.Health"} <= names
-    symbol = list(reflection.ServerReflectionInfo(iter([
-        reflection_pb2.ServerReflectionRequest(file_containing_symbol="bigtwo.v1.BigTwoService")
-    ])))
+    symbol = list(
+        reflection.ServerReflectionInfo(
+            iter([reflection_pb2.ServerReflectionRequest(file_containing_symbol="bigtwo.v1.BigTwoService")])
+        )
+    )
     assert symbol[0].file_descriptor_response.file_descriptor_proto
     channel.close()
-    stubs[0].ApplyMove(api.ApplyMoveRequest(game=pb.Game(state_token=stubs[0].Deal(
-        api.DealRequest(ruleset=CLASSIC, deal_code=CODE)).state_token), move=pb.Move(index=0, seat=0, text="pass")))
+    stubs[0].ApplyMove(
+        api.ApplyMoveRequest(
+            game=pb.Game(state_token=stubs[0].Deal(api.DealRequest(ruleset=CLASSIC, deal_code=CODE)).state_token),
+            move=pb.Move(index=0, seat=0, text="pass"),
+        )
+    )
     text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10).read().decode()
     assert 'bigtwo_rpc_calls_total{code="OK",method="Deal"}' in text
     assert "bigtwo_rpc_duration_seconds_bucket" in text
@@ -227,8 +253,11 @@ def test_sigterm_drains_an_open_stream_and_auth(tmp_path: Path) -> None:
         time.sleep(0.5)
         for _ in range(3):  # the stream goes on within the grace period
             move = engine.legal_moves()[0]
-            requests.put(api.PlayStreamRequest(move=api.StreamMove(
-                move=pb.Move(index=engine.moves_made, seat=move.seat, text=str(move)))))
+            requests.put(
+                api.PlayStreamRequest(
+                    move=api.StreamMove(move=pb.Move(index=engine.moves_made, seat=move.seat, text=str(move)))
+                )
+            )
             assert next(responses).move_result.outcome.accepted
             engine.do(move)
         requests.put(None)
@@ -244,15 +273,27 @@ def test_sigterm_drains_an_open_stream_and_auth(tmp_path: Path) -> None:
 def test_a_taken_port_fails_loudly(servers: tuple[ServerProcess, ServerProcess], tmp_path: Path) -> None:
     taken = servers[0].port
     command = [sys.executable, "-m", "bigtwo.client.cli", "serve", "--port", str(taken), "--metrics-port", "0"]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=60,
-                          env={**dict(__import__("os").environ), "BIGTWO_TOKEN_KEYS": KEY_A, "BIGTWO_HOME": str(tmp_path)})
+    proc = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**dict(__import__("os").environ), "BIGTWO_TOKEN_KEYS": KEY_A, "BIGTWO_HOME": str(tmp_path)},
+    )
     assert proc.returncode == 1
     assert "cannot serve" in proc.stdout and str(taken) in proc.stdout
 
 
 def test_vectors_through_the_service(servers: tuple[ServerProcess, ServerProcess]) -> None:
-    command = [sys.executable, "-m", "bigtwo.client.cli", "vectors", str(ROOT / "tests" / "vectors"),
-               "--target", servers[0].target]
+    command = [
+        sys.executable,
+        "-m",
+        "bigtwo.client.cli",
+        "vectors",
+        str(ROOT / "tests" / "vectors"),
+        "--target",
+        servers[0].target,
+    ]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert proc.stdout.strip().splitlines()[-1].endswith(" passed, 0 failed")
@@ -275,15 +316,23 @@ def test_dev_key_is_made_once(tmp_path: Path) -> None:
 def test_workers_share_the_port_and_metrics(tmp_path: Path) -> None:
     server = ServerProcess(tmp_path, "--workers", "2", "--mode", "sync")
     try:
-        channels = [grpc.insecure_channel(server.target, options=[("grpc.use_local_subchannel_pool", 1)])
-                    for _ in range(4)]
+        channels = [
+            grpc.insecure_channel(server.target, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(4)
+        ]
         for channel in channels:
             assert rpc.BigTwoServiceStub(channel).ListPresets(api.ListPresetsRequest()).presets
         deadline = time.monotonic() + 10
         while True:
             text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10).read().decode()
-            line = next((x for x in text.splitlines() if x.startswith('bigtwo_rpc_calls_total{code="OK",method="ListPresets"}')), "")
-            if line and float(line.split()[-1]) >= 4 or time.monotonic() > deadline:
+            line = next(
+                (
+                    x
+                    for x in text.splitlines()
+                    if x.startswith('bigtwo_rpc_calls_total{code="OK",method="ListPresets"}')
+                ),
+                "",
+            )
+            if (line and float(line.split()[-1]) >= 4) or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
         assert float(line.split()[-1]) >= 4

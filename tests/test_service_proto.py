@@ -18,8 +18,14 @@ def test_generated_code_is_not_stale(tmp_path: Path) -> None:
     protos = sorted(str(p.relative_to(ROOT)) for p in PACKAGE.glob("*.proto"))
     assert protos, "no .proto files"
     command = [
-        sys.executable, "-m", "grpc_tools.protoc", "-Iproto", f"--python_out={tmp_path}", f"--pyi_out={tmp_path}",
-        f"--grpc_python_out={tmp_path}", *protos,
+        sys.executable,
+        "-m",
+        "grpc_tools.protoc",
+        "-Iproto",
+        f"--python_out={tmp_path}",
+        f"--pyi_out={tmp_path}",
+        f"--grpc_python_out={tmp_path}",
+        *protos,
     ]
     subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=60)
     generated = sorted(p.name for p in (tmp_path / "bigtwo" / "v1").iterdir())
@@ -35,10 +41,14 @@ def test_every_field_and_message_is_commented() -> None:
         lines = proto.read_text().splitlines()
         for number, line in enumerate(lines):
             stripped = line.strip()
-            is_field = stripped.endswith(";") and "=" in stripped and not stripped.startswith(("option", "syntax", "package"))
+            is_field = (
+                stripped.endswith(";") and "=" in stripped and not stripped.startswith(("option", "syntax", "package"))
+            )
             is_type = stripped.startswith(("message ", "enum ", "rpc ", "service ", "oneof "))
             if (is_field or is_type) and not stripped.startswith("//") and not stripped.endswith("{}"):
-                assert lines[number - 1].strip().startswith("//"), f"{proto.name}:{number + 1} has no comment: {stripped}"
+                assert lines[number - 1].strip().startswith("//"), (
+                    f"{proto.name}:{number + 1} has no comment: {stripped}"
+                )
 
 
 def test_buf_lint() -> None:
