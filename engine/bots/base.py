@@ -36,7 +36,7 @@ class Bot(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class View:
     """Everything a policy may use, from one seat's point of view (hidden hands never appear)."""
 

@@ -102,6 +102,20 @@ def split_of(hand: int, ruleset: Ruleset) -> tuple[tuple[int, ...], int]:
     return split(hand, tables_for(ruleset))
 
 
+_NIBBLE_COUNT = tuple(n.bit_count() for n in range(16))
+_BEST_SUITS: dict[int, tuple[RuleTables, tuple[int, ...]]] = {}
+
+
+def _best_suits(tables: RuleTables) -> tuple[int, ...]:
+    """For each 4-bit suit pattern of one rank, the strength of its strongest suit (-1 if empty)."""
+    entry = _BEST_SUITS.get(id(tables))
+    if entry is None or entry[0] is not tables:
+        strength = tables.suit_strength
+        row = tuple(max((strength[s] for s in range(4) if n >> s & 1), default=-1) for n in range(16))
+        entry = _BEST_SUITS[id(tables)] = (tables, row)
+    return entry[1]
+
+
 class Masters:
     """Card counting for one position: which plays no combination of ``pool`` (the unseen cards)
     can beat. Singles, pairs and triples compare with the pool's best; five-card hands ask
@@ -116,20 +130,21 @@ class Masters:
         self.top_pair = -1
         self.top_triple = -1
         self._fives: dict[int, bool] = {}
-        suit_strength = tables.suit_strength
+        best_suit = _best_suits(tables)
+        triples = tables.triples_allowed
         for rank in range(12, -1, -1):
             nibble = pool >> (4 * rank) & 15
             if not nibble:
                 continue
-            best_suit = max(suit_strength[s] for s in range(4) if nibble >> s & 1)
             if self.top_single < 0:
-                self.top_single = rank * 4 + best_suit
-            count = nibble.bit_count()
+                self.top_single = rank * 4 + best_suit[nibble]
+            count = _NIBBLE_COUNT[nibble]
             if count >= 2 and self.top_pair < 0:
-                self.top_pair = rank * 4 + best_suit
-            if count >= 3 and self.top_triple < 0 and tables.triples_allowed:
+                self.top_pair = rank * 4 + best_suit[nibble]
+                if not triples:
+                    break
+            if count >= 3 and triples:
                 self.top_triple = rank
-            if self.top_pair >= 0 and (self.top_triple >= 0 or not tables.triples_allowed):
                 break
 
     def master(self, encoded: int) -> bool:
