@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 SHARED  ?= ../shared
 VECTORS := tests/vectors
 
-.PHONY: venv run test bench lint proto buf-lint vectors-refresh clean
+.PHONY: venv run test bench bench-bots lint proto buf-lint vectors-refresh clean
 
 venv: $(STAMP)
 
@@ -35,6 +35,12 @@ bench: venv
 	$(BIGTWO) bench engine --json
 	$(BIGTWO) bench service --json
 	$(PY) -m bigtwo.client.replay.bench --deals 10000 --jobs 2
+
+# Issue 6's bars for the bot levels (slow: pro at 2000 deals takes hours on 2 cores; see docs/BOTS.md).
+BOT_DEALS ?= 2000
+PRO_DEALS ?= 2000
+bench-bots: venv
+	$(PY) -m bigtwo.client.bots_bench --deals $(BOT_DEALS) --pro-deals $(PRO_DEALS) --jobs 2 --json bench-bots.json
 
 lint: venv
 	$(VENV)/bin/ruff check engine service clients tests
