@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 
-from .errors import BadCardError
+from .errors import BadCardError, NotInHandError
 
 
 class Rank(IntEnum):
@@ -198,11 +198,12 @@ def mask_of(cards: Iterable[Card]) -> int:
 
 
 def parse_mask(text: str) -> int:
-    """Parse card text into a mask; a repeated card raises :class:`BadCardError`."""
+    """Parse card text into a mask. Text that is no card raises :class:`BadCardError`; a repeated
+    card raises :class:`NotInHandError` (RULES.md: "a card is repeated" is ``not-in-hand``)."""
     mask = 0
     for card in parse_cards(text):
         if mask & card.bit:
-            raise BadCardError(str(card), f"{card} is listed twice")
+            raise NotInHandError(f"{card.pretty} is listed twice")
         mask |= card.bit
     return mask
 

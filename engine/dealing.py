@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .cards import Card, cards_of, mask_text, parse_mask
-from .errors import BadCardError, DealCodeError, DealError
+from .errors import DealCodeError, DealError, Refusal
 from .rules import Ruleset, TwoPlayerStart
 from .tables import tables_for
 
@@ -196,7 +196,7 @@ def explicit_deal(hands: Sequence[str | int], ruleset: Ruleset) -> DealtCards:
     for seat, hand in enumerate(hands):
         try:
             mask = parse_mask(hand) if isinstance(hand, str) else hand
-        except BadCardError as exc:
+        except Refusal as exc:
             raise DealError(f"seat {seat}'s hand: {exc}") from None
         if mask & seen:
             shared = mask_text(mask & seen)

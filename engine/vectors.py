@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cards import parse_mask
-from .combos import check_beats, classify_mask
+from .combos import Kind, Play, check_beats, classify_mask
 from .deal import Deal, DealContext
 from .dealing import explicit_deal
-from .errors import Refusal
+from .errors import NoLoneTripleError, Refusal
 from .generate import all_plays, plays_of_size
 from .rules import Ruleset
 from .scoring import settle
-from .tables import tables_for
+from .tables import RuleTables, tables_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +72,13 @@ def _run(case: Mapping[str, Any]) -> str:
     if check == "kind":
         return classify_mask(parse_mask(case["cards"]), tables).kind.value
     if check == "beats":
-        table = classify_mask(parse_mask(case["table"]), tables)
+        table = _table_play(parse_mask(case["table"]), tables)
         check_beats(parse_mask(case["play"]), table, tables)
         return "true"
     if check == "legal":
         hand = parse_mask(case["hand"])
         if case.get("table"):
-            table = classify_mask(parse_mask(case["table"]), tables)
+            table = _table_play(parse_mask(case["table"]), tables)
             return str(len(plays_of_size(hand, table.size, tables, table.key)))
         return str(len(all_plays(hand, tables)))
     if check == "score":
@@ -88,6 +88,15 @@ def _run(case: Mapping[str, Any]) -> str:
     if check == "game":
         return _run_game(case, ruleset)
     raise ValueError(f"unknown check {check!r}")
+
+
+def _table_play(mask: int, tables: RuleTables) -> Play:
+    """The play on the table. A lone triple stays a triple even where a table may not lead one
+    (``only-in-full-house``): then nothing beats it, since no triple may be played."""
+    try:
+        return classify_mask(mask, tables)
+    except NoLoneTripleError:
+        return Play(mask, Kind.TRIPLE, (mask.bit_length() - 1) >> 2)
 
 
 def _run_game(case: Mapping[str, Any], ruleset: Ruleset) -> str:
