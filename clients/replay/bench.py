@@ -12,7 +12,9 @@ import argparse
 import contextlib
 import json
 import multiprocessing
+import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -83,9 +85,12 @@ def main(argv: list[str] | None = None) -> int:
             "--json",
             str(report),
         ]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         result = subprocess.run(command, stdout=subprocess.DEVNULL, check=False)
         seconds = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         data = json.loads(report.read_text())
     line = {
         "bench": "audit",
@@ -95,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         "jobs": args.jobs,
         "seconds": round(seconds, 2),
         "deals_per_second": round(data["deals"] / seconds),
+        "cpu_seconds": round(cpu, 2),
+        "load_average": round(os.getloadavg()[0], 2),
         "valid": data["valid"],
         "failed": data["failed"],
         "target": "10000 deals < 10 s with 2 processes",
