@@ -241,6 +241,8 @@ def test_edited_move_is_the_first_illegal_move() -> None:
     assert first.line == _line_of(edited, f'"p{action.seat + 1} {stranger}",')
     assert VerdictKind.BROKEN_CHAIN in {p.kind for p in verdict.problems}
     assert len(verdict.steps) > 0  # views up to the illegal move
+    bulk = audit_log(loads(edited), KEY, views=False)  # the bulk audit's fast path agrees
+    assert bulk.problems == verdict.problems and not bulk.steps
 
 
 def test_edited_move_that_stays_legal_breaks_the_result_or_chain() -> None:

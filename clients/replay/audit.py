@@ -345,8 +345,28 @@ class _Auditor:
         self._shown = (0, -1)
         self.view(deal, record, -1, None, deal.events, trick, trick_moves, empty)
         pending: list[Passed] = []
+        fast = not self.views
+        play_kind, pass_kind = ActionKind.PLAY, ActionKind.PASS
+        all_events = self.events
         for i, action in enumerate(record.actions):
             self.actions_checked += 1
+            if fast and not pending and not (action.auto or action.timeout or action.refused):
+                # the common case, no views wanted: a plain play or pass
+                kind = action.kind
+                try:
+                    if kind is pass_kind:
+                        produced = deal.do(Move(action.seat, (), True))
+                    elif kind is play_kind and all(t in _CARDS for t in action.cards):
+                        produced = deal.do(Move(action.seat, tuple(_CARDS[t] for t in action.cards), False))
+                    else:
+                        produced = None
+                except Refusal as refusal:
+                    self.illegal(record, i, action, refusal.reason.value, refusal.message)
+                if produced is not None:
+                    all_events.extend(produced)
+                    if len(produced) > 1:
+                        pending = [e for e in produced if isinstance(e, Passed) and e.automatic]
+                    continue
             if action.kind is ActionKind.LEAVE:
                 empty.add(action.seat)
                 self.view(
