@@ -173,13 +173,14 @@ def context_to_pb(context: DealContext) -> pb.DealContext:
 
 def event_to_pb(event: Event, ruleset: Ruleset, view_seat: int | None) -> pb.Event:
     """An event for a receiver: a DealStarted shows only ``view_seat``'s hand (none when None)."""
-    description = event.describe()
     if isinstance(event, CardsPlayed):
+        description = f"seat {event.seat} plays {cards_text(event.mask)}"
         play = play_to_pb(Play(event.mask, event.kind, event.key), ruleset)
         return pb.Event(
             cards_played=pb.CardsPlayedEvent(seat=event.seat, play=play, move_index=event.move_index),
             description=description,
         )
+    description = event.describe()
     if isinstance(event, Passed):
         return pb.Event(
             passed=pb.PassedEvent(seat=event.seat, move_index=event.move_index, automatic=event.automatic),

@@ -55,7 +55,7 @@ from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from .errors import FailedPrecondition, InvalidArgument, ResourceExhausted, at_field, bad_field
-from .tokens import DealIdentity, Snapshot, TokenCodec, explicit_identity, identity_of
+from .tokens import DealIdentity, LastMove, Snapshot, TokenCodec, explicit_identity, identity_of
 
 MAX_MOVES = 1024
 """Longest log accepted (a deal has at most a few hundred moves): longer is RESOURCE_EXHAUSTED."""
@@ -72,7 +72,7 @@ class Game:
     face_up_card: int = -1
     face_up_seat: int = -1
     previous: DealState | None = None
-    last_move: Move | None = None
+    last_move: LastMove | None = None
 
     def snapshot(self) -> Snapshot:
         return Snapshot(
@@ -106,8 +106,8 @@ class MoveResult:
     index: int
 
 
-def _same_move(a: Move, b: Move) -> bool:
-    return a.seat == b.seat and a.is_pass == b.is_pass and a.mask == b.mask
+def _move_text(move: LastMove) -> str:
+    return f"seat {move.seat}: " + ("pass" if move.is_pass else cv.cards_text(move.mask))
 
 
 class Core:
@@ -180,7 +180,7 @@ class Core:
             try:
                 move = Move.parse(deal.to_act, text)
                 if index == last:
-                    game.previous, game.last_move = deal.state(), move
+                    game.previous, game.last_move = deal.state(), LastMove.of(move)
                 deal.do(move)
             except Refusal as refusal:
                 raise bad_field(
@@ -245,10 +245,10 @@ class Core:
             return MoveResult(pb.MoveOutcome(accepted=False, refusal=cv.refusal_to_pb(refusal)), (), game, index)
         first = events[0]
         if isinstance(first, CardsPlayed):
-            game.last_move = Move.from_mask(seat, first.mask)
+            game.last_move = LastMove(seat, first.mask, False)
             outcome = self._accepted(Play(first.mask, first.kind, first.key), game.ruleset)
         else:
-            game.last_move = Move.pass_(seat)
+            game.last_move = LastMove(seat, 0, True)
             outcome = self._accepted(None, game.ruleset)
         game.previous = before
         info.moves.append(("accepted", ""))
@@ -275,7 +275,7 @@ class Core:
                 resent = Move.parse(move.seat, move.text)
             except BadCardError:
                 resent = None
-            if resent is not None and _same_move(resent, game.last_move):
+            if resent is not None and game.last_move.same_as(resent):
                 # A retry whose answer was lost: recompute it from the state before that move.
                 again = Game(
                     game.ruleset,
@@ -289,7 +289,8 @@ class Core:
                 info.moves.append(("duplicate", ""))
                 return result
             raise FailedPrecondition(
-                f"{path}.index: move {index} was already made ({game.last_move}); the next move's index is {made}",
+                f"{path}.index: move {index} was already made ({_move_text(game.last_move)}); "
+                f"the next move's index is {made}",
                 reason="MOVE_ALREADY_MADE",
                 metadata=meta,
             )
@@ -592,7 +593,9 @@ class Core:
             first = events[0]
             game.previous = before
             game.last_move = (
-                Move.from_mask(first.seat, first.mask) if isinstance(first, CardsPlayed) else Move.pass_(first.seat)
+                LastMove(first.seat, first.mask, False)
+                if isinstance(first, CardsPlayed)
+                else LastMove(first.seat, 0, True)
             )
         out.moves_applied = deal.moves_made
         out.events.extend(cv.events_to_pb(deal.events, rules, view_seat))

@@ -56,6 +56,22 @@ class DealIdentity:
 
 
 @dataclass(frozen=True, slots=True)
+class LastMove:
+    """The last move made (for idempotent retries): who, which cards (mask), or a pass."""
+
+    seat: int
+    mask: int
+    is_pass: bool
+
+    @classmethod
+    def of(cls, move: Move) -> LastMove:
+        return cls(move.seat, move.mask, move.is_pass)
+
+    def same_as(self, move: Move) -> bool:
+        return move.seat == self.seat and move.is_pass == self.is_pass and (self.is_pass or move.mask == self.mask)
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything a token carries."""
 
@@ -65,7 +81,7 @@ class Snapshot:
     face_up_seat: int
     state: DealState
     previous: DealState | None = None
-    last_move: Move | None = None
+    last_move: LastMove | None = None
 
 
 class KeyRing:
@@ -261,7 +277,7 @@ class TokenCodec:
             previous, offset = _unpack_state(body, offset + 1, players)
             seat, mask, is_pass = _MOVE.unpack_from(body, offset)
             offset += _MOVE.size
-            last_move = Move.pass_(seat) if is_pass else Move.from_mask(seat, mask)
+            last_move = LastMove(seat, mask, bool(is_pass))
         else:
             offset += 1
         if offset != len(body):
@@ -271,6 +287,7 @@ class TokenCodec:
         )
 
 
+@lru_cache(maxsize=4096)
 def identity_of(explicit: bool, value: int) -> DealIdentity:
     if explicit:
         return DealIdentity(True, value, f"explicit:{value:016x}")
