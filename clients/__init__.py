@@ -1,1 +1,47 @@
-"""Clients for the Big Two service: the ``bigtwo`` command line."""
+"""Clients for the Big Two service: the typed gRPC client (:mod:`bigtwo.client.client`), the table
+helper (:mod:`bigtwo.client.table`), replay files and the ``bigtwo`` command line.
+
+``from bigtwo.client import BigTwoClient`` works; the client's modules (and gRPC) are imported only
+when first used, so ``bigtwo`` commands that need no gRPC start fast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_CLIENT_NAMES = frozenset(
+    {
+        "AsyncBigTwoClient",
+        "AsyncPlayStream",
+        "BigTwoClient",
+        "BigTwoDeadlineExceeded",
+        "BigTwoError",
+        "BigTwoFailedPrecondition",
+        "BigTwoInternal",
+        "BigTwoInvalidArgument",
+        "BigTwoResourceExhausted",
+        "BigTwoUnauthenticated",
+        "BigTwoUnavailable",
+        "Dealt",
+        "GameRef",
+        "MoveResult",
+        "NamedPlay",
+        "PlayStream",
+        "RetryPolicy",
+        "Security",
+        "TableView",
+    }
+)
+_TABLE_NAMES = frozenset({"Table", "Seat", "DealOutcome", "bot_seat", "script_seat"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLIENT_NAMES:
+        from . import client
+
+        return getattr(client, name)
+    if name in _TABLE_NAMES:
+        from . import table
+
+        return getattr(table, name)
+    raise AttributeError(f"module 'bigtwo.client' has no attribute {name!r}")

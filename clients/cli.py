@@ -2,17 +2,23 @@
 
 Subcommand modules register themselves with ``add_parser(subparsers)`` and set ``func`` (the
 handler, returning the exit status) on their parser.
+
+Start-up stays fast: :data:`COMMANDS` lists each command's name and one-line help, and the loader
+that imports its module and calls its ``add_parser``. Only the command being run is loaded (so
+``bigtwo deal`` never imports matplotlib, and ``bigtwo --help`` imports nothing heavy); the others
+appear in the listing as light placeholders. To add a command, add one :class:`Command` line
+below (its loader imports the module inside the function). ``build_parser()`` without arguments
+loads every command (tests, documentation).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-
-from bigtwo.client import bench_cmd, tournament_cmd, vectors_cmd
-from bigtwo.client.replay import commands as replay_commands
-from bigtwo.service import bench as service_bench
-from bigtwo.service import server as service_server
+from typing import Any
 
 
 def _version() -> str:
@@ -27,30 +33,114 @@ def _cmd_version(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
-    print("bigtwo run: not implemented yet")
-    return 0
+def _add_version(sub: Any) -> None:
+    parser = sub.add_parser("version", help="print the package version", description="Print the package version.")
+    parser.set_defaults(func=_cmd_version)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _add_run(sub: Any) -> None:
+    from bigtwo.client import run_cmd
+
+    run_cmd.add_parser(sub)
+
+
+def _add_vectors(sub: Any) -> None:
+    from bigtwo.client import vectors_cmd
+
+    vectors_cmd.add_parser(sub)
+
+
+def _add_bench(sub: Any) -> None:
+    from bigtwo.client import bench_cmd
+    from bigtwo.service import bench as service_bench
+
+    service_bench.add_bench_subject(bench_cmd.add_parser(sub))
+
+
+def _add_tournament(sub: Any) -> None:
+    from bigtwo.client import tournament_cmd
+
+    tournament_cmd.add_parser(sub)
+
+
+def _add_replay(sub: Any) -> None:
+    from bigtwo.client.replay import commands as replay_commands
+
+    replay_commands.add_parsers(sub)
+
+
+def _add_serve(sub: Any) -> None:
+    from bigtwo.service import server as service_server
+
+    service_server.add_parser(sub)
+
+
+def _add_play(sub: Any) -> None:
+    from bigtwo.client import play_cmd
+
+    play_cmd.add_parsers(sub)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One registration: the command names it adds (with their one-line help) and its loader."""
+
+    helps: tuple[tuple[str, str], ...]
+    load: Callable[[Any], None]
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command((("version", "print the package version"),), _add_version),
+    Command((("run", "start the service on 127.0.0.1:50051 and say what to type next"),), _add_run),
+    Command(
+        (
+            ("deal", "deal a deal code under a ruleset: hands and leader (--json)"),
+            ("play", "play Big Two in the terminal against the service, with bots"),
+        ),
+        _add_play,
+    ),
+    Command((("vectors", "judge rule-vector files against the engine"),), _add_vectors),
+    Command((("bench", "measure speed figures (bench engine)"),), _add_bench),
+    Command((("tournament", "bot levels against each other on duplicate deals"),), _add_tournament),
+    Command(
+        (
+            ("replay", "show a replay file trick by trick (or write it as an HTML page)"),
+            ("audit", "check replay files (thousands, or folders of them)"),
+        ),
+        _add_replay,
+    ),
+    Command((("serve", "run the stateless gRPC rules service"),), _add_serve),
+)
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first word that is no option), if any."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``argv``, only the command it names is loaded (the rest are placeholders)."""
     parser = argparse.ArgumentParser(prog="bigtwo", description="Big Two rules engine and service.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    version_parser = sub.add_parser(
-        "version", help="print the package version", description="Print the package version."
-    )
-    version_parser.set_defaults(func=_cmd_version)
-    run_parser = sub.add_parser("run", help="run the service (not implemented yet)", description="Run the service.")
-    run_parser.set_defaults(func=_cmd_run)
-    vectors_cmd.add_parser(sub)
-    service_bench.add_bench_subject(bench_cmd.add_parser(sub))
-    tournament_cmd.add_parser(sub)
-    replay_commands.add_parsers(sub)
-    service_server.add_parser(sub)
+    wanted = None if argv is None else _command_in(argv)
+    for command in COMMANDS:
+        names = [name for name, _ in command.helps]
+        if argv is None or wanted in names:
+            command.load(sub)
+            continue
+        for name, help_text in command.helps:
+            sub.add_parser(name, help=help_text, description=help_text)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
     if func is None:
