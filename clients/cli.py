@@ -81,6 +81,18 @@ def _add_play(sub: Any) -> None:
     play_cmd.add_parsers(sub)
 
 
+def _add_health(sub: Any) -> None:
+    from bigtwo.client import health_cmd
+
+    health_cmd.add_parser(sub)
+
+
+def _add_loadtest(sub: Any) -> None:
+    from bigtwo.client.loadtest import command as loadtest_command
+
+    loadtest_command.add_parser(sub)
+
+
 @dataclass(frozen=True)
 class Command:
     """One registration: the command names it adds (with their one-line help) and its loader."""
@@ -110,6 +122,8 @@ COMMANDS: tuple[Command, ...] = (
         _add_replay,
     ),
     Command((("serve", "run the stateless gRPC rules service"),), _add_serve),
+    Command((("health", "check a server with the gRPC health checking protocol"),), _add_health),
+    Command((("loadtest", "play many real deals against replicas: moves/s, errors, latency"),), _add_loadtest),
 )
 
 
