@@ -328,7 +328,7 @@ class _Auditor:
             f"{who}: {reason}: {message}",
             deal_number=record.number,
             index=index,
-            step=len(self.steps),
+            step=len(self.steps) if self.views else -1,
             line=line,
             reason=reason,
         )
