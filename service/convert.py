@@ -136,8 +136,20 @@ def card_name(index: int) -> str:
     return str(Card.from_index(index)) if index >= 0 else ""
 
 
+_play_caches = IdentityCache(lambda ruleset: {}, size=64)
+
+
 def play_to_pb(play: Play, ruleset: Ruleset) -> pb.Play:
-    return pb.Play(cards=card_set(play.mask), kind=KIND_TO_PB[play.kind], name=play_name(play, ruleset_tables(ruleset)))
+    """A play as a message. Cached per ruleset by mask (the mask decides kind and name); callers only
+    copy the cached message into their own (constructor arguments and CopyFrom copy)."""
+    cache = _play_caches(ruleset)
+    message = cache.get(play.mask)
+    if message is None:
+        if len(cache) >= 8192:
+            cache.clear()
+        name = play_name(play, ruleset_tables(ruleset))
+        message = cache[play.mask] = pb.Play(cards=card_set(play.mask), kind=KIND_TO_PB[play.kind], name=name)
+    return message
 
 
 def refusal_to_pb(refusal: Refusal) -> pb.Refusal:
