@@ -491,3 +491,25 @@ def test_fast_parser_agrees_with_tomllib(name: str) -> None:
             path = ("deals", d, "actions", a)
             assert fast_reader.line(path) == slow.line(path) == deal.actions[a].line
         assert fast_reader.line(("deals", d, "result")) == slow.line(("deals", d, "result"))
+
+
+@pytest.mark.parametrize("name", ["hong-kong.toml", "dragon.toml", "taiwan-2p.toml"])
+def test_proto_game_log_conversions(name: str) -> None:
+    from bigtwo.client.replay.proto import game_log_from_pb, move_index, pb_from_game_log
+
+    log = loads(_text(name))
+    for index, record in enumerate(log.deals):
+        message = pb_from_game_log(log, index)
+        back = game_log_from_pb(message)
+        assert audit_log(back).ok
+        plain = [a for a in record.actions if a.kind.value in ("play", "pass") and not a.refused]
+        assert [(a.seat, a.move_text, a.auto) for a in back.deals[0].actions] == [
+            (a.seat, a.move_text, a.auto) for a in plain
+        ]  # timeouts and seat changes are not in the proto log
+        assert back.deals[0].result == record.result
+        if len(message.moves) > 3:
+            message.moves[3] = "2S 2H"  # almost surely refused
+            verdict = audit_log(game_log_from_pb(message))
+            if not verdict.ok:
+                assert verdict.kind is VerdictKind.ILLEGAL_MOVE
+                assert move_index(game_log_from_pb(message).deals[0], verdict.first.index) == 3  # type: ignore[union-attr]
