@@ -1,0 +1,283 @@
+"""The reference client against real servers in subprocesses on 127.0.0.1: whole deals over unary
+calls and over the stream (sync and asyncio), typed errors, retried moves never applied twice,
+SIGKILL and restart mid-deal with nothing lost or doubled, round-robin over two servers, TLS,
+mutual TLS and bearer tokens, the Table helper and the examples."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from bigtwo.client import (
+    AsyncBigTwoClient,
+    BigTwoClient,
+    BigTwoFailedPrecondition,
+    BigTwoInvalidArgument,
+    BigTwoUnauthenticated,
+    BigTwoUnavailable,
+    RetryPolicy,
+)
+from bigtwo.client.client import GameRef
+from bigtwo.client.replay import audit_log, loads
+from bigtwo.client.table import Table, bot_seat, hint_seat, script_seat
+from bigtwo.engine import DealEnded, Move, Reason, Ruleset, preset
+from client_support import Server, hint_or_pass, make_pki
+from service_support import CODE
+
+pytestmark = pytest.mark.timeout(120)
+ROOT = Path(__file__).resolve().parents[1]
+RULES = preset("classic")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(tmp_path_factory.mktemp("client"))
+    try:
+        srv.wait_ready()
+        yield srv
+    finally:
+        srv.stop()
+
+
+def reference_deal(client: BigTwoClient) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    dealt = client.deal(RULES, deal_code=CODE)
+    game, table = dealt.game, dealt.table
+    while not table.over:
+        result = client.apply_move(game, hint_or_pass(client, game), seat=table.to_act)
+        assert result.accepted, result.outcome
+        game, table = result.game, result.table
+    return game.moves, table.scores
+
+
+def test_whole_deal_over_unary_calls(server: Server) -> None:
+    with BigTwoClient(server.target) as client:
+        dealt = client.deal(RULES, deal_code=CODE, view_seat=0)
+        assert dealt.deal_code == CODE and dealt.view is not None and len(dealt.view.cards) == 13
+        assert dealt.events[0].hands[1] == 0  # other seats' hands stay hidden
+        moves, scores = reference_deal(client)
+        game = GameRef(RULES, deal_code=CODE, moves=moves)
+        replayed = client.replay_log(game)
+        assert not replayed.refused and replayed.table.over and replayed.table.scores == scores
+        settlement = client.score_deal(replayed.game)
+        assert settlement.scores == scores and settlement.seats[settlement.winner].cards_left == 0
+        # The same game from the log alone (no token) answers the same.
+        refused = client.validate_move(GameRef(RULES, deal_code=CODE, moves=moves), "pass", seat=0)
+        assert not refused.accepted and refused.refusal is not None and refused.refusal.reason is Reason.GAME_OVER
+
+
+def test_whole_deal_over_the_stream(server: Server) -> None:
+    with BigTwoClient(server.target) as client:
+        expected_moves, expected_scores = reference_deal(client)
+        with client.play_stream(GameRef(RULES, deal_code=CODE), view_seat=2) as stream:
+            assert stream.opened is not None and stream.opened.view is not None
+            table = stream.opened.table
+            while not table.over:
+                result = stream.move(hint_or_pass(client, stream.game), seat=table.to_act)
+                assert result.accepted
+                table = result.table
+            assert stream.game.moves == expected_moves and table.scores == expected_scores
+            assert any(isinstance(e, DealEnded) for e in result.events)
+
+
+def test_async_client_unary_and_stream(server: Server) -> None:
+    async def unary() -> tuple[tuple[str, ...], tuple[int, ...]]:
+        async with AsyncBigTwoClient(server.target) as client:
+            dealt = await client.deal(RULES, deal_code=CODE)
+            game, table = dealt.game, dealt.table
+            while not table.over:
+                hint = await client.next_hint(game)
+                move = hint.play.text if hint.play else "pass"
+                result = await client.apply_move(game, move, seat=table.to_act)
+                game, table = result.game, result.table
+            return game.moves, table.scores
+
+    async def stream(moves: tuple[str, ...]) -> tuple[str, ...]:
+        async with AsyncBigTwoClient(server.target) as client:
+            playing = await client.play_stream(GameRef(RULES, deal_code=CODE))
+            async with playing:
+                assert playing.opened is not None
+                table = playing.opened.table
+                for text in moves:
+                    result = await playing.move(Move.parse(table.to_act, text))
+                    assert result.accepted
+                    table = result.table
+                assert table.over
+            return playing.game.moves
+
+    with BigTwoClient(server.target) as sync_client:
+        expected = reference_deal(sync_client)
+    assert asyncio.run(unary()) == expected
+    assert asyncio.run(stream(expected[0])) == expected[0]
+
+
+def test_typed_errors_and_move_indices(server: Server) -> None:
+    with BigTwoClient(server.target) as client:
+        with pytest.raises(BigTwoInvalidArgument) as bad:
+            client.deal(RULES, deal_code="NOT-A-CODE")
+        assert [v.field for v in bad.value.violations] == ["deal_code"]
+        dealt = client.deal(RULES, deal_code=CODE)
+        first = client.apply_move(dealt.game, "3D", seat=0)
+        assert first.accepted
+        # A retry whose answer was lost: the move sent again with its index, on the game after it.
+        lost = GameRef(RULES, deal_code=CODE, token=first.game.token)
+        again = client.apply_move(lost, "3D", seat=0)
+        assert again.accepted and again.events == first.events and again.table == first.table
+        # A different move with an index already used is refused, naming moves_made.
+        with pytest.raises(BigTwoFailedPrecondition) as used:
+            client.apply_move(lost, "3S", seat=0)
+        assert used.value.reason == "MOVE_ALREADY_MADE" and used.value.moves_made == 1
+        # A refusal is an answer, not an error.
+        refused = client.apply_move(first.game, "pass", seat=0)
+        assert not refused.accepted and refused.outcome.refusal.reason is Reason.NOT_YOUR_TURN
+        assert refused.game.moves == first.game.moves
+
+
+def test_killed_and_restarted_server_mid_deal_loses_and_doubles_nothing(tmp_path: Path) -> None:
+    server = Server(tmp_path)
+    try:
+        server.wait_ready()
+        policy = RetryPolicy(attempts=40, initial_backoff=0.05, max_backoff=0.5)
+        with BigTwoClient(server.target, retry=policy, timeout=5) as client:
+            expected_moves, expected_scores = reference_deal(client)
+            dealt = client.deal(RULES, deal_code=CODE)
+            game, table = dealt.game, dealt.table
+            restarts = []
+
+            def restart() -> None:
+                time.sleep(0.8)
+                server.start()
+                restarts.append(time.monotonic())
+
+            made = 0
+            while not table.over:
+                if made in (10, 30):  # SIGKILL mid-deal, restart on the same port while we keep calling
+                    server.kill()
+                    threading.Thread(target=restart).start()
+                result = client.apply_move(game, hint_or_pass(client, game), seat=table.to_act)
+                assert result.accepted and result.index == made
+                game, table = result.game, result.table
+                made += 1
+            assert len(restarts) == 2 and client.retries_made > 0
+            assert game.moves == expected_moves and table.scores == expected_scores
+
+            # The stream: killed mid-deal, reopened from the last token, the pending move sent again.
+            with client.play_stream(GameRef(RULES, deal_code=CODE)) as stream:
+                assert stream.opened is not None
+                to_act = stream.opened.table.to_act
+                for index, text in enumerate(expected_moves):
+                    if index == 20:
+                        server.kill()
+                        threading.Thread(target=restart).start()
+                    result = stream.move(text, seat=to_act)
+                    assert result.accepted and result.index == index
+                    to_act = result.table.to_act
+                assert stream.reopened >= 1 and result.table.scores == expected_scores
+                assert stream.game.moves == expected_moves
+    finally:
+        server.stop()
+
+
+def test_round_robin_over_two_servers_and_failover(tmp_path: Path) -> None:
+    a, b = Server(tmp_path), Server(tmp_path)
+    try:
+        a.wait_ready()
+        b.wait_ready()
+        with BigTwoClient(f"{a.target},{b.target}", retry=RetryPolicy(attempts=6, initial_backoff=0.02)) as client:
+            for _ in range(10):
+                assert client.list_presets()
+            time.sleep(0.3)  # let the call logs reach the files
+            assert a.calls("ListPresets") == 5 and b.calls("ListPresets") == 5
+            moves, scores = reference_deal(client)  # a game's calls alternate between the replicas
+            b.stop()
+            assert reference_deal(client) == (moves, scores)  # every call lands on a
+            assert client.retries_made > 0
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_tls_mutual_tls_and_bearer_tokens(tmp_path: Path) -> None:
+    pki = make_pki(tmp_path)
+    no_retry = RetryPolicy(attempts=1)
+    tls = Server(tmp_path, "--tls-cert", str(pki.server_cert), "--tls-key", str(pki.server_key))
+    mtls = Server(
+        tmp_path,
+        "--tls-cert",
+        str(pki.server_cert),
+        "--tls-key",
+        str(pki.server_key),
+        "--tls-client-ca",
+        str(pki.ca),
+        "--auth-token",
+        "s3cret",
+    )
+    try:
+        tls.wait_ready()
+        mtls.wait_ready()
+        with BigTwoClient(tls.target, tls=True, ca_file=str(pki.ca)) as client:
+            assert client.deal(RULES, deal_code=CODE).deal_code == CODE
+        with BigTwoClient(tls.target, retry=no_retry, timeout=3) as plain, pytest.raises(BigTwoUnavailable):
+            plain.list_presets()  # plaintext against a TLS port
+        full = {"ca_file": str(pki.ca), "cert_file": str(pki.client_cert), "key_file": str(pki.client_key)}
+        with BigTwoClient(mtls.target, token="s3cret", **full) as client:
+            assert client.list_presets()[0].name == "classic"
+        with BigTwoClient(mtls.target, token="wrong", **full) as client, pytest.raises(BigTwoUnauthenticated):
+            client.list_presets()
+        with BigTwoClient(mtls.target, **full) as client, pytest.raises(BigTwoUnauthenticated):
+            client.list_presets()
+        with (
+            BigTwoClient(mtls.target, tls=True, ca_file=str(pki.ca), token="s3cret", retry=no_retry, timeout=3) as c,
+            pytest.raises(BigTwoUnavailable),
+        ):
+            c.list_presets()  # no client certificate
+    finally:
+        tls.stop()
+        mtls.stop()
+
+
+def test_table_runs_a_match_with_timeouts_refusals_and_a_replay_file(server: Server, tmp_path: Path) -> None:
+    rules = Ruleset.from_mapping({"preset": "classic", "match": "deals:2"})
+    moved: list[int] = []
+    with BigTwoClient(server.target) as client:
+        seats = [script_seat(["3D 3S", "pass", "3D"]), bot_seat("good"), bot_seat("great", seed=2), hint_seat()]
+        table = Table(client, rules, seats, on_move=lambda t, r: moved.append(r.index))
+        standing = table.play_match([CODE])
+        assert standing.over and len(table.deals) == 2 and table.deals[0].deal_code == CODE
+        totals = tuple(sum(d.settlement.scores[s] for d in table.deals) for s in range(4))
+        assert standing.totals == totals and moved[0] == 0
+        text = table.replay_text()
+        assert "refused" in text  # "3D 3S" is no pair... and "pass" while leading is refused
+        assert "timeout" in text  # the script ran out: the service's timeout move was played
+        log = loads(text)
+        assert audit_log(log).kind.value == "valid"
+        path = table.write_replay(tmp_path / "match.toml")
+        assert path.read_text() == text
+    with BigTwoClient(server.target) as client:
+        streamed = Table(client, rules, [bot_seat("good", seed=s) for s in range(4)], use_stream=True)
+        outcome = streamed.play_deal(CODE)
+        plain = Table(client, rules, [bot_seat("good", seed=s) for s in range(4)])
+        assert plain.play_deal(CODE).moves == outcome.moves
+
+
+@pytest.mark.parametrize(
+    ("script", "expect"),
+    [
+        ("deal_and_play_unary.py", "wins; scores"),
+        ("play_over_stream.py", "wins; scores"),
+        ("replay_file.py", "audit: valid"),
+        ("bot_match.py", "totals"),
+    ],
+)
+def test_examples_run_against_a_real_server(server: Server, tmp_path: Path, script: str, expect: str) -> None:
+    args = [sys.executable, str(ROOT / "examples" / script), "--target", server.target]
+    if script == "replay_file.py":
+        args += ["--out", str(tmp_path / "r.toml")]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert expect in done.stdout
