@@ -34,12 +34,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         default=os.environ.get("BIGTWO_HEALTH_TLS_CA", ""),
         help="PEM CA bundle: connect with TLS and verify the server against it (env BIGTWO_HEALTH_TLS_CA)",
     )
+    parser.add_argument(
+        "--server-name", default="", help="with --tls-ca: the name to check the certificate against (SNI override)"
+    )
     parser.add_argument("--quiet", "-q", action="store_true", help="print nothing, only the exit status")
     parser.set_defaults(func=health_main)
     return parser
 
 
-def check(target: str, service: str = "", timeout: float = 2.0, tls_ca: str = "") -> str:
+def check(target: str, service: str = "", timeout: float = 2.0, tls_ca: str = "", server_name: str = "") -> str:
     """The status name (SERVING, NOT_SERVING, SERVICE_UNKNOWN...) or the gRPC error code name."""
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -47,7 +50,8 @@ def check(target: str, service: str = "", timeout: float = 2.0, tls_ca: str = ""
     if tls_ca:
         with open(tls_ca, "rb") as handle:
             creds = grpc.ssl_channel_credentials(root_certificates=handle.read())
-        channel = grpc.secure_channel(target, creds)
+        options = [("grpc.ssl_target_name_override", server_name)] if server_name else []
+        channel = grpc.secure_channel(target, creds, options=options)
     else:
         channel = grpc.insecure_channel(target)
     with channel:
@@ -62,7 +66,10 @@ def check(target: str, service: str = "", timeout: float = 2.0, tls_ca: str = ""
 
 
 def health_main(args: argparse.Namespace) -> int:
-    status = check(args.target, args.service, args.timeout, args.tls_ca)
+    status = check(args.target, args.service, args.timeout, args.tls_ca, args.server_name)
     if not args.quiet:
-        print(f"{args.target} {args.service or '(server)'}: {status}", file=sys.stdout if status == "SERVING" else sys.stderr)
+        print(
+            f"{args.target} {args.service or '(server)'}: {status}",
+            file=sys.stdout if status == "SERVING" else sys.stderr,
+        )
     return 0 if status == "SERVING" else 1

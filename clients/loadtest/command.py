@@ -54,7 +54,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     add("--malformed-share", type=float, default=0.0, help="extra malformed requests per move (default 0)")
     add("--channels", type=int, default=2, help="connections per target (default 2)")
     add("--processes", type=int, default=1, help="load generator processes (default 1)")
-    add("--source", choices=("engine", "service"), default="engine", help="legal moves from the local engine or LegalMoves")
+    add(
+        "--source",
+        choices=("engine", "service"),
+        default="engine",
+        help="legal moves from the local engine or LegalMoves",
+    )
     add("--preset", default="classic", help="ruleset preset (default classic)")
     add("--seed", type=int, default=1, help="seed of the deal codes and move choices")
     add("--call-timeout", type=float, default=10.0, help="seconds per call before DEADLINE_EXCEEDED")

@@ -270,7 +270,9 @@ def random_legal(deal: Deal, rng: random.Random) -> str:
 
 
 class Generator:
-    def __init__(self, cfg: LoadConfig, result: LoadResult, on_tick: Callable[[LoadResult], None] | None = None) -> None:
+    def __init__(
+        self, cfg: LoadConfig, result: LoadResult, on_tick: Callable[[LoadResult], None] | None = None
+    ) -> None:
         self.cfg = cfg
         self.on_tick = on_tick
         self.result = result
@@ -291,9 +293,7 @@ class Generator:
         if self.stopping:
             return True
         cfg = self.cfg
-        if cfg.moves and self.result.moves >= cfg.moves:
-            self.stopping = True
-        elif self.deadline and time.monotonic() >= self.deadline:
+        if (cfg.moves and self.result.moves >= cfg.moves) or (self.deadline and time.monotonic() >= self.deadline):
             self.stopping = True
         return self.stopping
 
@@ -534,7 +534,7 @@ class Generator:
             self.result.errors[error.code().name] += 1
             self.result.games_failed += 1
             return
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.result.errors["DEADLINE_EXCEEDED"] += 1
             self.result.games_failed += 1
             return

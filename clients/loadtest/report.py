@@ -112,7 +112,10 @@ def table(data: dict[str, Any]) -> Any:
             "games started / finished / abandoned / failed",
             f"{data['games_started']} / {data['games_finished']} / {data['games_abandoned']} / {data['games_failed']}",
         ),
-        ("latency p50 / p95 / p99 / max (ms)", f"{lat['p50']:.2f} / {lat['p95']:.2f} / {lat['p99']:.2f} / {lat['max']:.2f}"),
+        (
+            "latency p50 / p95 / p99 / max (ms)",
+            f"{lat['p50']:.2f} / {lat['p95']:.2f} / {lat['p99']:.2f} / {lat['max']:.2f}",
+        ),
         ("errors by status", ", ".join(f"{k}={v}" for k, v in data["errors"].items()) or "none"),
         ("retried", ", ".join(f"{k}={v}" for k, v in data["retried"].items()) or "none"),
     ]
