@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass
 
 from ..deal import Deal, Move
-from ..events import DealStarted
-from ..generate import CARD_MASK
+from ..events import CardsPlayed, DealStarted, Passed, TrickEnded
+from ..generate import CARD_MASK, can_beat
 from ..observation import Observation
 from ..rules import Penalty, Ruleset, Settlement
 from ..tables import tables_for
@@ -36,7 +36,7 @@ from .base import View, move_of, state_with_hands, view_in_deal, view_of
 from .heuristic import OrderFn, finalize, great_order
 
 DEFAULT_SIMULATIONS = 400
-DEFAULT_STEPS = 2500
+DEFAULT_STEPS = 2000
 DEFAULT_CANDIDATES = 4
 
 
@@ -52,6 +52,9 @@ class Budget:
     candidates: int = DEFAULT_CANDIDATES
     margin: float = 1.0
     """Standard errors by which a candidate must beat the rollout policy's own choice."""
+    pass_tries: int = 4
+    """Guesses drawn per world to find hands consistent with the other seats' passes (1: ignore
+    passes)."""
 
 
 def sample_hands(observation: Observation, ruleset: Ruleset, rng: random.Random) -> tuple[int, ...]:
@@ -88,6 +91,42 @@ def sample_hands(observation: Observation, ruleset: Ruleset, rng: random.Random)
         position += need
         hands.append(hand)
     return tuple(hands)
+
+
+@dataclass(frozen=True, slots=True)
+class PassClue:
+    """Seat ``seat`` passed on a play of ``size`` cards with ``key`` while holding its present hand
+    plus ``since`` (the cards it has played since). Soft evidence that it could not beat it."""
+
+    seat: int
+    size: int
+    key: int
+    since: int
+
+
+def pass_clues(observation: Observation) -> list[PassClue]:
+    """Every pass by another seat in the public history, with what that seat has played since."""
+    raw: list[tuple[int, int, int]] = []
+    table_size = table_key = -1
+    played_after: list[list[int]] = []
+    for event in observation.history:
+        if isinstance(event, CardsPlayed):
+            table_size, table_key = event.mask.bit_count(), event.key
+            for index, (seat, _, _) in enumerate(raw):
+                if seat == event.seat:
+                    played_after[index][0] |= event.mask
+        elif isinstance(event, TrickEnded):
+            table_size = table_key = -1
+        elif isinstance(event, Passed) and not event.automatic and event.seat != observation.seat and table_size > 0:
+            raw.append((event.seat, table_size, table_key))
+            played_after.append([0])
+    return [PassClue(seat, size, key, played_after[i][0]) for i, (seat, size, key) in enumerate(raw)]
+
+
+def violations(hands: tuple[int, ...], clues: list[PassClue], ruleset: Ruleset) -> int:
+    """How many passes the guessed hands contradict (the seat could have beaten the table)."""
+    tables = tables_for(ruleset)
+    return sum(1 for clue in clues if can_beat(hands[clue.seat] | clue.since, clue.size, clue.key, tables))
 
 
 def utility(ruleset: Ruleset, deal: Deal, seat: int) -> float:
@@ -147,6 +186,7 @@ class ProBot:
         worlds = max(1, budget.simulations // len(cands))
         started = time.perf_counter()
         seat = view.seat
+        clues = pass_clues(observation) if budget.pass_tries > 1 else []
         totals = [0.0] * len(cands)
         diff_sq = [0.0] * len(cands)
         done = 0
@@ -156,6 +196,16 @@ class ProBot:
             if budget.steps is not None and done and self.last_steps >= budget.steps:
                 break
             hands = sample_hands(observation, ruleset, rng)
+            if clues:
+                # Soft use of passes: of a few guesses keep the one that contradicts the fewest.
+                wrong = violations(hands, clues, ruleset)
+                for _ in range(budget.pass_tries - 1):
+                    if not wrong:
+                        break
+                    other = sample_hands(observation, ruleset, rng)
+                    other_wrong = violations(other, clues, ruleset)
+                    if other_wrong < wrong:
+                        hands, wrong = other, other_wrong
             base = Deal.from_state(ruleset, state_with_hands(observation, hands))
             values = []
             for mask in cands:
