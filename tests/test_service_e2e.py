@@ -341,3 +341,88 @@ def test_workers_share_the_port_and_metrics(tmp_path: Path) -> None:
         assert len(pids) == 2
     finally:
         assert server.stop() == 0
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+@pytest.mark.skipif(__import__("shutil").which("openssl") is None, reason="openssl is not installed")
+def test_mutual_tls(tmp_path: Path) -> None:
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=bigtwo test CA",
+        cwd=tmp_path,
+    )
+    (tmp_path / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for name in ("server", "client"):
+        _openssl(
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            f"{name}.key",
+            "-out",
+            f"{name}.csr",
+            "-subj",
+            f"/CN={name}",
+            cwd=tmp_path,
+        )
+        _openssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            f"{name}.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "san.cnf",
+            cwd=tmp_path,
+        )
+    server = ServerProcess(
+        tmp_path,
+        "--tls-cert",
+        str(tmp_path / "server.pem"),
+        "--tls-key",
+        str(tmp_path / "server.key"),
+        "--tls-client-ca",
+        str(tmp_path / "ca.pem"),
+        metrics=False,
+        wait=False,
+    )
+    try:
+        ca = (tmp_path / "ca.pem").read_bytes()
+        good = grpc.ssl_channel_credentials(
+            ca, (tmp_path / "client.key").read_bytes(), (tmp_path / "client.pem").read_bytes()
+        )
+        channel = grpc.secure_channel(server.target, good)
+        grpc.channel_ready_future(channel).result(timeout=30)
+        assert rpc.BigTwoServiceStub(channel).ListPresets(api.ListPresetsRequest(), timeout=10).presets
+        channel.close()
+        no_client_cert = grpc.secure_channel(server.target, grpc.ssl_channel_credentials(ca))
+        with pytest.raises(grpc.RpcError) as caught:
+            rpc.BigTwoServiceStub(no_client_cert).ListPresets(api.ListPresetsRequest(), timeout=5)
+        assert caught.value.code() is grpc.StatusCode.UNAVAILABLE
+        no_client_cert.close()
+        assert '"mutual_tls": true' in server.log()
+    finally:
+        server.stop()
