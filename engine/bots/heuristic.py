@@ -31,7 +31,6 @@ _SIZE_BONUS = {1: 0, 2: 1, 3: 2, 5: 3}
 OrderFn = Callable[[View], list[int]]
 
 
-
 def finalize(view: View, order: list[int]) -> int:
     """The first legal mask of ``order`` (0 = pass); a legal fallback when none is."""
     legal = {e & CARD_MASK for e in view.legal}
