@@ -237,28 +237,36 @@ def events_to_pb(events: Iterable[Event], ruleset: Ruleset, view_seat: int | Non
 
 
 def table_to_pb(deal: Deal, deal_id: str) -> pb.TableState:
-    out = pb.TableState(
-        players=deal.players,
-        moves_made=deal.moves_made,
-        to_act=deal.to_act,
-        leader=deal.leader,
-        cards_left=deal.cards_left(),
-        played=card_set(deal.played),
-        passed_seats=[seat for seat in range(deal.players) if deal.passed >> seat & 1],
-        opening_card=card_name(deal.opening_card),
-        over=deal.over,
-        deal_number=deal.deal_number,
-        deal_id=deal_id,
-        ruleset_fingerprint=fingerprint(deal.ruleset),
-    )
+    out = pb.TableState()
+    fill_table(out, deal, deal_id)
+    return out
+
+
+def fill_table(out: pb.TableState, deal: Deal, deal_id: str) -> None:
+    """Write the public table into ``out`` in place (no intermediate message to copy)."""
+    out.players = deal.players
+    out.moves_made = deal.moves_made
+    out.to_act = deal.to_act
+    out.leader = deal.leader
+    out.cards_left.extend([hand.bit_count() for hand in deal.hands])
+    played = out.played
+    played.text = cards_text(deal.played)
+    played.mask = deal.played
+    if deal.passed:
+        out.passed_seats.extend([seat for seat in range(deal.players) if deal.passed >> seat & 1])
+    if deal.opening_card >= 0:
+        out.opening_card = card_name(deal.opening_card)
+    out.deal_number = deal.deal_number
+    out.deal_id = deal_id
+    out.ruleset_fingerprint = fingerprint(deal.ruleset)
     if deal.table is not None:
         out.table.CopyFrom(play_to_pb(deal.table, deal.ruleset))
     if deal.last_player >= 0:
         out.last_player = deal.last_player
-    if deal.over:
+    if deal.winner >= 0:
+        out.over = True
         out.winner = deal.winner
         out.scores.extend(deal.scores)
-    return out
 
 
 def _fingerprint(ruleset: Ruleset) -> str:

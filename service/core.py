@@ -71,19 +71,27 @@ class Game:
     identity: DealIdentity
     face_up_card: int = -1
     face_up_seat: int = -1
-    previous: DealState | None = None
+    previous: DealState | Deal | None = None
+    """The deal before the last move (for retries): a state from a token, or a cheap clone."""
     last_move: LastMove | None = None
 
     def snapshot(self) -> Snapshot:
+        previous = self.previous.state() if isinstance(self.previous, Deal) else self.previous
         return Snapshot(
             self.ruleset,
             self.identity,
             self.face_up_card,
             self.face_up_seat,
             self.deal.state(),
-            self.previous,
+            previous,
             self.last_move,
         )
+
+    def before_last_move(self) -> Deal:
+        assert self.previous is not None
+        if isinstance(self.previous, Deal):
+            return self.previous.clone()
+        return Deal.from_state(self.ruleset, self.previous)
 
 
 @dataclass(slots=True)
@@ -212,7 +220,15 @@ class Core:
         return None if view_seat is None else cv.seat_view(game.deal, view_seat)
 
     def judge(
-        self, game: Game, move: pb.Move, path: str, info: CallInfo, *, apply: bool, need_index: bool
+        self,
+        game: Game,
+        move: pb.Move,
+        path: str,
+        info: CallInfo,
+        *,
+        apply: bool,
+        need_index: bool,
+        keep_previous: bool = True,
     ) -> MoveResult:
         """Validate or apply ``move`` on ``game`` (which an accepted apply changes in place)."""
         deal = game.deal
@@ -237,7 +253,7 @@ class Core:
                 return MoveResult(pb.MoveOutcome(accepted=False, refusal=cv.refusal_to_pb(refusal)), (), game, index)
             info.moves.append(("validated", ""))
             return MoveResult(self._accepted(play, game.ruleset), (), game, index)
-        before = deal.state()
+        before = deal.clone() if keep_previous else None
         try:
             events = deal.do_text(seat, text)
         except Refusal as refusal:
@@ -279,7 +295,7 @@ class Core:
                 # A retry whose answer was lost: recompute it from the state before that move.
                 again = Game(
                     game.ruleset,
-                    Deal.from_state(game.ruleset, game.previous),
+                    game.before_last_move(),
                     game.identity,
                     game.face_up_card,
                     game.face_up_seat,
@@ -369,12 +385,10 @@ class Core:
         view_seat = self._view_seat(request, game.ruleset)
         result = self.judge(game, request.move, "move", info, apply=True, need_index=True)
         game = result.game
-        out = api.ApplyMoveResponse(
-            outcome=result.outcome,
-            events=cv.events_to_pb(result.events, game.ruleset, view_seat),
-            state_token=self.token(game),
-            table=cv.table_to_pb(game.deal, game.identity.text),
-        )
+        out = api.ApplyMoveResponse(outcome=result.outcome, state_token=self.token(game))
+        if result.events:
+            out.events.extend(cv.events_to_pb(result.events, game.ruleset, view_seat))
+        cv.fill_table(out.table, game.deal, game.identity.text)
         if view_seat is not None:
             out.view.CopyFrom(cv.seat_view(game.deal, view_seat))
         return out

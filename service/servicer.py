@@ -16,12 +16,15 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import grpc
+from bigtwo.engine import BadCardError, Move
 from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from .core import CallInfo, Core
 from .errors import FailedPrecondition, InvalidArgument, Unauthenticated, bad_field
 from .telemetry import CALLS, DEALS_FINISHED, DEALS_STARTED, LATENCY, MOVES, OPEN_STREAMS, logger
+from .tokens import LastMove
 
 SERVICE_NAME = "bigtwo.v1.BigTwoService"
 
@@ -80,6 +83,13 @@ def _abort_sync(context: Any, status: Any) -> None:
         context.set_details(status.details)
 
 
+def _resends(move: pb.Move, last: LastMove) -> bool:
+    try:
+        return last.same_as(Move.parse(move.seat, move.text))
+    except BadCardError:
+        return False
+
+
 class StreamSession:
     """One PlayStream: open a deal, then judge moves against the deal held for the stream's life."""
 
@@ -89,6 +99,7 @@ class StreamSession:
         self.game: Any = None
         self.view_seat: int | None = None
         self.tokens = False
+        self.last_reply: api.PlayStreamResponse | None = None
 
     def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse:
         which = request.WhichOneof("message")
@@ -100,21 +111,33 @@ class StreamSession:
                 )
             if not request.move.HasField("move"):
                 raise bad_field("move.move", "required")
+            move = request.move.move
+            apply = not request.move.validate_only
+            if apply and self.last_reply is not None and move.HasField("index"):
+                game = self.game
+                last = game.last_move
+                if move.index == game.deal.moves_made - 1 and last is not None and _resends(move, last):
+                    info.moves.append(("duplicate", ""))
+                    return self.last_reply  # a retried move: the same answer, nothing applied twice
+            # The state before each move is kept only when tokens are sent: retries use last_reply.
             result = core.judge(
-                self.game, request.move.move, "move.move", info, apply=not request.move.validate_only, need_index=True
+                self.game, move, "move.move", info, apply=apply, need_index=True, keep_previous=self.tokens
             )
             game = self.game = result.game
-            reply = api.StreamMoveResult(
-                index=result.index,
-                outcome=result.outcome,
-                events=cv.events_to_pb(result.events, game.ruleset, self.view_seat),
-                table=cv.table_to_pb(game.deal, game.identity.text),
-            )
+            response = api.PlayStreamResponse()
+            reply = response.move_result
+            reply.index = result.index
+            reply.outcome.CopyFrom(result.outcome)
+            if result.events:
+                reply.events.extend(cv.events_to_pb(result.events, game.ruleset, self.view_seat))
+            cv.fill_table(reply.table, game.deal, game.identity.text)
             if self.tokens:
                 reply.state_token = core.token(game)
             if self.view_seat is not None:
                 reply.view.CopyFrom(cv.seat_view(game.deal, self.view_seat))
-            return api.PlayStreamResponse(move_result=reply)
+            if apply and result.outcome.accepted:
+                self.last_reply = response
+            return response
         if which == "open":
             if self.game is not None:
                 raise bad_field("open", "the stream already holds a deal; open a new stream for another")

@@ -364,6 +364,10 @@ def test_stream_open_moves_and_events(server: Any) -> None:
         engine.do(move)
         assert result.outcome.accepted and result.table.moves_made == engine.moves_made
         assert result.view.hand.mask == engine.hands[0] and not result.state_token
+    # the last move resent with its index: the same answer again, nothing applied twice
+    rpc.send_request(api.PlayStreamRequest(move=request))
+    again = rpc.take_response().move_result
+    assert again == result and again.table.moves_made == engine.moves_made
     rpc.send_request(
         api.PlayStreamRequest(move=api.StreamMove(move=pb.Move(index=engine.moves_made, seat=9, text="3D")))
     )
