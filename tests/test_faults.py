@@ -72,6 +72,7 @@ class Played:
     latencies: list[float] = field(default_factory=list)
     error: str = ""
     finished_at: float = 0.0
+    cancelled: int = 0
 
 
 def random_move(deal: Deal, rng: random.Random, refused_share: float) -> tuple[int, str, bool]:
@@ -96,6 +97,7 @@ def play_game(
     refused_share: float = 0.05,
     pace: float = 0.0,
     on_move: Callable[[], None] | None = None,
+    retry_cancelled: bool = False,
 ) -> Played:
     """One deal through the client's round-robin over ``targets``; the local engine picks moves and
     predicts each answer, the service judges."""
@@ -112,7 +114,21 @@ def play_game(
         while not deal.over:
             seat, text, expected = random_move(deal, rng, refused_share)
             started = time.perf_counter()
-            result = stream.move(text, seat=seat) if stream is not None else client.apply_move(game, text, seat=seat)
+            if stream is not None:
+                result = stream.move(text, seat=seat)
+            else:
+                try:
+                    result = client.apply_move(game, text, seat=seat)
+                except BigTwoError as error:
+                    # gRPC core answers CANCELLED (not UNAVAILABLE) for a call that reached a server
+                    # at the instant it began to shut down, before a handler took it
+                    # (grpc/grpc#41785). Every unary call is a pure function of its request and the
+                    # move carries its index, so sending it again is safe; counted, and allowed
+                    # only in the SIGTERM test.
+                    if not (retry_cancelled and error.code is grpc.StatusCode.CANCELLED):
+                        raise
+                    played.cancelled += 1
+                    result = client.apply_move(game, text, seat=seat)
             played.latencies.append(time.perf_counter() - started)
             if result.accepted != expected:
                 played.error = f"move {deal.moves_made} {text!r}: accepted={result.accepted}, expected {expected}"
@@ -227,7 +243,8 @@ def test_sigterm_in_flight_streams_complete_and_new_calls_go_elsewhere(replicas:
     def unary_load(stop: threading.Event, results: list[Played]) -> None:
         number = 200
         while not stop.is_set():
-            results.append(play_game([s.target for s in replicas], number, "unary", refused_share=0.0))
+            targets = [s.target for s in replicas]
+            results.append(play_game(targets, number, "unary", refused_share=0.0, retry_cancelled=True))
             number += 1
 
     stop = threading.Event()
@@ -255,6 +272,7 @@ def test_sigterm_in_flight_streams_complete_and_new_calls_go_elsewhere(replicas:
         assert played.reopened == 0, "an in-flight stream finished on the draining replica"
     for played in fresh + background:
         replay_check(played)
+    assert sum(played.cancelled for played in background) <= 3, "CANCELLED only for calls caught at the instant"
     assert draining.process.wait(15) == 0, "drained and stopped by itself within its grace"
     assert "draining" in draining.log() and "stopped" in draining.log()
     assert all(server.process.poll() is None for server in others)
