@@ -1,0 +1,183 @@
+"""deploy/observability: every metric the alert rules and the Grafana dashboard use is one a running
+``bigtwo serve`` exports (scraped over HTTP after a few real calls); plus ``bigtwo health``."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import yaml
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import service_pb2_grpc as rpc
+from bigtwo.v1 import types_pb2 as pb
+from service_support import CODE, ServerProcess
+
+OBSERVABILITY = Path(__file__).resolve().parents[1] / "deploy" / "observability"
+
+PROMQL_WORDS = set(
+    # functions and aggregations, keywords and modifiers
+    """
+    rate irate increase delta idelta deriv sum avg min max count count_values stddev stdvar topk bottomk
+    quantile histogram_quantile clamp_min clamp_max clamp abs ceil floor round exp ln log2 log10 sqrt
+    label_replace label_join vector scalar time timestamp absent absent_over_time changes resets sort
+    sort_desc avg_over_time min_over_time max_over_time sum_over_time count_over_time last_over_time
+    quantile_over_time predict_linear holt_winters day_of_week hour minute month year
+    by without on ignoring group_left group_right and or unless bool offset inf nan
+    """.split()
+)
+PROMETHEUS_BUILTIN = {"up", "scrape_duration_seconds", "scrape_samples_scraped"}
+"""Series Prometheus itself writes for every target (not the service's to export)."""
+
+
+def metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression reads (a light tokenizer, enough for these files)."""
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)  # strings
+    text = re.sub(r"\{[^}]*\}", " ", text)  # label matchers
+    text = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)  # label lists
+    text = re.sub(r"\[[^\]]*\]", " ", text)  # ranges
+    text = re.sub(r"\$\{?\w+\}?", " ", text)  # Grafana variables
+    text = re.sub(r"\boffset\s+\w+", " ", text)
+    text = re.sub(r"(?<![\w.])\d+(\.\d+)?(e[+-]?\d+)?", " ", text)  # numbers
+    names = set(re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", text))
+    return {name for name in names if name.lower() not in PROMQL_WORDS}
+
+
+def alert_expressions() -> dict[str, str]:
+    rules = yaml.safe_load((OBSERVABILITY / "alerts.yml").read_text())
+    out = {}
+    for group in rules["groups"]:
+        for rule in group["rules"]:
+            assert {"alert", "expr", "labels", "annotations"} <= set(rule), rule
+            assert rule["labels"]["severity"] in {"page", "ticket"}
+            assert rule["annotations"]["summary"]
+            out[rule["alert"]] = rule["expr"]
+    return out
+
+
+def dashboard_expressions() -> dict[str, str]:
+    dashboard = json.loads((OBSERVABILITY / "grafana-dashboard.json").read_text())
+    out = {}
+    ids = set()
+    for panel in dashboard["panels"]:
+        assert panel["id"] not in ids
+        ids.add(panel["id"])
+        for target in panel["targets"]:
+            out[f"{panel['title']}/{target['refId']}"] = target["expr"]
+    for variable in dashboard["templating"]["list"]:
+        if variable["type"] == "query":
+            out[f"variable {variable['name']}"] = re.sub(r"label_values\((\w+),.*", r"\1", variable["query"])
+    return out
+
+
+def exported_series(text: str) -> set[str]:
+    """Every series name a scrape exposes, with each histogram's and counter's family names."""
+    names = set()
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split()[:4]
+            names.add(name)
+            if kind == "histogram":
+                names.update({f"{name}_bucket", f"{name}_sum", f"{name}_count"})
+            elif kind == "counter":
+                names.update({name if name.endswith("_total") else f"{name}_total", f"{name}_created"})
+        elif line and not line.startswith("#"):
+            names.add(re.split(r"[{ ]", line, maxsplit=1)[0])
+    return names
+
+
+def test_the_expression_parser() -> None:
+    expr = 'histogram_quantile(0.99, sum by (le, method) (rate(foo_bucket{method!="PlayStream"}[5m]))) > 0.05'
+    assert metric_names(expr) == {"foo_bucket"}
+    assert metric_names('sum(rate(a_total{x=~"b|c"}[5m] offset 1h)) / clamp_min(b_count, 1e-9)') == {
+        "a_total",
+        "b_count",
+    }
+    assert metric_names('up{job="bigtwo"} == 0') == {"up"}
+    assert metric_names('rate(process_cpu_seconds_total{instance=~"$instance"}[$__rate_interval])') == {
+        "process_cpu_seconds_total"
+    }
+
+
+@pytest.fixture(scope="module")
+def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, set[str]]]:
+    server = ServerProcess(tmp_path_factory.mktemp("observability"))
+    try:
+        with grpc.insecure_channel(server.target) as channel:
+            stub = rpc.BigTwoServiceStub(channel)
+            game = pb.Game(log=pb.GameLog(ruleset=pb.Ruleset(preset="classic"), deal_code=CODE))
+            stub.ListPresets(api.ListPresetsRequest())
+            dealt = stub.Deal(api.DealRequest(ruleset=pb.Ruleset(preset="classic"), deal_code=CODE))
+            legal = stub.LegalMoves(api.LegalMovesRequest(game=game))
+            first = legal.plays[0].cards.text
+            stub.ApplyMove(
+                api.ApplyMoveRequest(
+                    game=pb.Game(state_token=dealt.state_token), move=pb.Move(index=0, seat=legal.seat, text="pass")
+                )
+            )  # refused: cannot pass leading
+            stub.ApplyMove(
+                api.ApplyMoveRequest(
+                    game=pb.Game(state_token=dealt.state_token), move=pb.Move(index=0, seat=legal.seat, text=first)
+                )
+            )
+            with pytest.raises(grpc.RpcError):
+                stub.ApplyMove(api.ApplyMoveRequest(game=game, move=pb.Move(index=0, seat=9, text="3D")))
+            call = stub.PlayStream(iter([api.PlayStreamRequest(open=api.StreamOpen(game=game))]))
+            list(call)
+        url = f"http://127.0.0.1:{server.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as response:  # loopback only
+            text = response.read().decode()
+        yield server, exported_series(text)
+    finally:
+        server.stop()
+
+
+def test_every_alert_and_dashboard_metric_is_exported(scraped: tuple[ServerProcess, set[str]]) -> None:
+    _, exported = scraped
+    assert {"bigtwo_rpc_calls_total", "bigtwo_rpc_duration_seconds_bucket", "bigtwo_moves_total"} <= exported
+    used: dict[str, set[str]] = {}
+    for where, expr in {**alert_expressions(), **dashboard_expressions()}.items():
+        for name in metric_names(expr):
+            used.setdefault(name, set()).add(where)
+    missing = {name: sorted(places) for name, places in used.items() if name not in exported | PROMETHEUS_BUILTIN}
+    assert not missing, f"metrics the service does not export: {missing}"
+    service_metrics = {name for name in used if name.startswith("bigtwo_")}
+    assert len(service_metrics) >= 6, service_metrics
+
+
+def test_alerts_cover_errors_latency_and_refusals() -> None:
+    alerts = alert_expressions()
+    joined = " ".join(alerts.values())
+    assert "bigtwo_rpc_duration_seconds_bucket" in joined
+    assert 'result="refused"' in joined
+    assert "INTERNAL" in joined
+    assert {"BigTwoServerErrors", "BigTwoHighLatency", "BigTwoRefusalSpike"} <= set(alerts)
+    for expr in alerts.values():
+        assert expr.count("(") == expr.count(")"), expr
+
+
+def test_bigtwo_health_exit_status(scraped: tuple[ServerProcess, set[str]]) -> None:
+    server, _ = scraped
+    command = [sys.executable, "-m", "bigtwo.client.cli", "health", "--target", server.target]
+
+    def run(*extra: str) -> Any:
+        return subprocess.run([*command, *extra], capture_output=True, text=True, timeout=30)
+
+    ok = run()
+    assert ok.returncode == 0 and "SERVING" in ok.stdout
+    assert run("--service", "bigtwo.v1.BigTwoService", "--quiet").returncode == 0
+    unknown = run("--service", "no.such.Service")
+    assert unknown.returncode == 1 and "NOT_FOUND" in unknown.stderr
+    from service_support import free_port
+
+    nobody = subprocess.run(
+        [*command[:-1], f"127.0.0.1:{free_port()}", "--timeout", "0.5"], capture_output=True, text=True, timeout=30
+    )
+    assert nobody.returncode == 1
