@@ -105,15 +105,17 @@ def good_order(view: View) -> list[int]:
     owner_left = view.cards_left[view.last_player] if view.last_player >= 0 else 99
     if owner_left == 1 and masks:
         return [masks[-1], 0]
-    early = view.hand.bit_count() > 5 and min(others) > 3
+    early = view.hand.bit_count() > 8 and min(others) > 3
     fits = [m for m in fits if not (early and _has_two(m))]
     if not fits:
-        # Nothing in the plan fits: shed the lowest play that breaks no five-card hand.
+        # Nothing in the plan fits: shed the lowest play that breaks no five-card hand, else the
+        # lowest play at all (2s kept back early either way).
         in_fives = 0
         for encoded in plays:
             if (encoded & CARD_MASK).bit_count() == 5:
                 in_fives |= encoded & CARD_MASK
         fits = [m for m in masks if not m & in_fives and not (early and _has_two(m))]
+        fits += [m for m in masks if not (early and _has_two(m))]
     return [*fits[:1], 0]
 
 
