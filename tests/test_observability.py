@@ -22,8 +22,7 @@ from service_support import CODE, ServerProcess
 
 OBSERVABILITY = Path(__file__).resolve().parents[1] / "deploy" / "observability"
 
-PROMQL_WORDS = set(
-    # functions and aggregations, keywords and modifiers
+_PROMQL_WORDS = (  # functions and aggregations, keywords and modifiers
     """
     rate irate increase delta idelta deriv sum avg min max count count_values stddev stdvar topk bottomk
     quantile histogram_quantile clamp_min clamp_max clamp abs ceil floor round exp ln log2 log10 sqrt
@@ -31,8 +30,9 @@ PROMQL_WORDS = set(
     sort_desc avg_over_time min_over_time max_over_time sum_over_time count_over_time last_over_time
     quantile_over_time predict_linear holt_winters day_of_week hour minute month year
     by without on ignoring group_left group_right and or unless bool offset inf nan
-    """.split()
+    """
 )
+PROMQL_WORDS = set(_PROMQL_WORDS.split())
 PROMETHEUS_BUILTIN = {"up", "scrape_duration_seconds", "scrape_samples_scraped"}
 """Series Prometheus itself writes for every target (not the service's to export)."""
 
