@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import os
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -198,8 +199,11 @@ class Hosting:
         elapsed = time.perf_counter() - started
         CALLS.labels(method, code.name).inc()
         LATENCY.labels(method).observe(elapsed)
-        for result, reason in info.moves:
-            MOVES.labels(result, reason).inc()
+        if len(info.moves) == 1:
+            MOVES.labels(*info.moves[0]).inc()
+        elif info.moves:
+            for (result, reason), count in Counter(info.moves).items():
+                MOVES.labels(result, reason).inc(count)
         if info.deals_started:
             DEALS_STARTED.labels(info.preset).inc(info.deals_started)
         if info.deals_finished:
