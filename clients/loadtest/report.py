@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .generator import LoadResult
@@ -11,7 +12,7 @@ def percentile(ordered: list[float], q: float) -> float:
     """Nearest-rank percentile of an already sorted list (0 when empty)."""
     if not ordered:
         return 0.0
-    rank = max(1, min(len(ordered), round(q * len(ordered) + 0.5)))
+    rank = max(1, min(len(ordered), math.ceil(q * len(ordered) - 1e-9)))
     return ordered[rank - 1]
 
 

@@ -1,0 +1,216 @@
+"""The ``bigtwo loadtest`` scenario from Locust workers, for loads larger than one machine makes.
+
+Each Locust user plays whole real deals: random legal moves picked by the local engine, a share
+sent to be refused, a share of malformed requests beside the game (which must be answered
+INVALID_ARGUMENT), over ApplyMove by state token (``BIGTWO_MODE=unary``, the default) or one
+PlayStream per deal (``BIGTWO_MODE=stream``). Every answer is checked against the engine: a move
+accepted or refused unexpectedly, or a final result that differs, is a Locust failure.
+
+gRPC under Locust: Locust runs users as gevent greenlets, and gRPC's C core blocks the whole
+process unless told about gevent, so ``grpc.experimental.gevent.init_gevent()`` runs first, before
+any channel exists. Install with ``pip install -e '.[load]'``.
+
+    # one machine, headless, 50 users for 60 s against three local replicas
+    BIGTWO_TARGETS=127.0.0.1:50051,127.0.0.1:50052,127.0.0.1:50053 \\
+      locust -f deploy/locust/locustfile.py --headless -u 50 -r 10 -t 60s
+    # distributed: one master, N workers (each worker one process; run as many as cores)
+    locust -f deploy/locust/locustfile.py --master --expect-workers 4
+    BIGTWO_TARGETS=... locust -f deploy/locust/locustfile.py --worker --master-host MASTER_ADDRESS
+
+Environment: BIGTWO_TARGETS (comma-separated HOST:PORT; default: Locust's --host, else
+127.0.0.1:50051), BIGTWO_MODE (unary|stream), BIGTWO_PRESET (classic), BIGTWO_REFUSED_SHARE (0.05),
+BIGTWO_MALFORMED_SHARE (0.0), BIGTWO_CHANNELS (connections per target per user, 1),
+BIGTWO_AUTH_TOKEN. Each user opens its own connections, so users spread over replicas the way
+real front ends do (the kernel balances connections, not calls).
+"""
+
+from __future__ import annotations
+
+import grpc.experimental.gevent as grpc_gevent
+
+grpc_gevent.init_gevent()  # before any other grpc use
+
+import itertools  # noqa: E402
+import os  # noqa: E402
+import queue  # noqa: E402
+import random  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from typing import Any  # noqa: E402
+
+import grpc  # noqa: E402
+from bigtwo.client.loadtest.generator import GARBAGE, random_legal, refused_move  # noqa: E402
+from bigtwo.engine import Deal, DealCode, deal_from_code, preset  # noqa: E402
+from bigtwo.v1 import service_pb2 as api  # noqa: E402
+from bigtwo.v1 import service_pb2_grpc as rpc  # noqa: E402
+from bigtwo.v1 import types_pb2 as pb  # noqa: E402
+from locust import User, between, task  # noqa: E402
+
+MODE = os.environ.get("BIGTWO_MODE", "unary")
+PRESET = os.environ.get("BIGTWO_PRESET", "classic")
+REFUSED_SHARE = float(os.environ.get("BIGTWO_REFUSED_SHARE", "0.05"))
+MALFORMED_SHARE = float(os.environ.get("BIGTWO_MALFORMED_SHARE", "0.0"))
+CHANNELS = int(os.environ.get("BIGTWO_CHANNELS", "1"))
+AUTH = os.environ.get("BIGTWO_AUTH_TOKEN", "")
+TIMEOUT = 10.0
+_user_numbers = itertools.count()
+
+
+class Mismatch(Exception):
+    """The service answered differently from the engine."""
+
+
+class _Feed:
+    """The request side of a bidirectional stream (gevent-friendly: Locust patches queue)."""
+
+    def __init__(self) -> None:
+        self.items: queue.Queue[Any] = queue.Queue()
+
+    def __iter__(self) -> Iterator[Any]:
+        while (item := self.items.get()) is not None:
+            yield item
+
+
+class BigTwoUser(User):
+    wait_time = between(0.0, 0.05)
+
+    def on_start(self) -> None:
+        raw = os.environ.get("BIGTWO_TARGETS") or self.host or "127.0.0.1:50051"
+        self.targets = [t.strip().removeprefix("http://") for t in raw.split(",") if t.strip()]
+        options = [("grpc.use_local_subchannel_pool", 1), ("grpc.enable_retries", 0)]
+        self.channels = [
+            grpc.insecure_channel(target, options=options) for _ in range(CHANNELS) for target in self.targets
+        ]
+        self.stubs = [rpc.BigTwoServiceStub(channel) for channel in self.channels]
+        self.raw_apply = [channel.unary_unary("/bigtwo.v1.BigTwoService/ApplyMove") for channel in self.channels]
+        self.number = next(_user_numbers)
+        self.rng = random.Random(os.getpid() * 7919 + self.number)
+        self.rules = preset(PRESET)
+        self.metadata = (("authorization", f"Bearer {AUTH}"),) if AUTH else None
+        self.turn = self.number
+
+    def on_stop(self) -> None:
+        for channel in self.channels:
+            channel.close()
+
+    # -- reporting -----------------------------------------------------------------------------------
+
+    def _record(self, name: str, started: float, exception: BaseException | None = None, length: int = 0) -> None:
+        self.environment.events.request.fire(
+            request_type="grpc",
+            name=name,
+            response_time=(time.perf_counter() - started) * 1000,
+            response_length=length,
+            exception=exception,
+            context={},
+        )
+
+    def _slot(self) -> int:
+        self.turn += 1
+        return self.turn % len(self.stubs)
+
+    # -- the scenario ------------------------------------------------------------------------------
+
+    def _next_move(self, deal: Deal) -> tuple[int, str, bool]:
+        if REFUSED_SHARE and self.rng.random() < REFUSED_SHARE:
+            seat, text = refused_move(deal, self.rng)
+            return seat, text, False
+        return deal.to_act, random_legal(deal, self.rng), True
+
+    def _malformed(self, deal: Deal) -> None:
+        slot = self._slot()
+        started = time.perf_counter()
+        kind = self.rng.choice(("seat", "garbage"))
+        try:
+            if kind == "garbage":
+                self.raw_apply[slot](GARBAGE, timeout=TIMEOUT, metadata=self.metadata)
+            else:
+                move = pb.Move(index=deal.moves_made, seat=deal.players + 3, text="pass")
+                self.stubs[slot].ApplyMove(api.ApplyMoveRequest(move=move), timeout=TIMEOUT, metadata=self.metadata)
+        except grpc.RpcError as error:
+            expected = error.code() is grpc.StatusCode.INVALID_ARGUMENT
+            self._record("malformed", started, None if expected else error)
+            return
+        self._record("malformed", started, Mismatch("a malformed request was answered OK"))
+
+    def _check(self, deal: Deal, accepted: bool, expected: bool, table: Any) -> None:
+        if accepted != expected:
+            raise Mismatch(f"move {deal.moves_made}: accepted={accepted}, expected {expected}")
+        if table.moves_made != deal.moves_made or table.over != deal.over:
+            raise Mismatch("table differs from the engine")
+        if table.over and (table.winner != deal.winner or list(table.scores) != list(deal.scores)):
+            raise Mismatch("result differs from the engine")
+
+    @task
+    def play_a_deal(self) -> None:
+        code = DealCode.from_entropy(self.rng.randbytes(16))
+        deal = Deal.start(self.rules, deal_from_code(code, self.rules))
+        ruleset = pb.Ruleset(preset=PRESET)
+        if MODE == "stream":
+            self._play_stream(deal, str(code), ruleset)
+        else:
+            self._play_unary(deal, str(code), ruleset)
+
+    def _play_unary(self, deal: Deal, code: str, ruleset: pb.Ruleset) -> None:
+        started = time.perf_counter()
+        try:
+            dealt = self.stubs[self._slot()].Deal(
+                api.DealRequest(ruleset=ruleset, deal_code=code), timeout=TIMEOUT, metadata=self.metadata
+            )
+        except grpc.RpcError as error:
+            self._record("Deal", started, error)
+            return
+        self._record("Deal", started)
+        token = dealt.state_token
+        while not deal.over:
+            if MALFORMED_SHARE and self.rng.random() < MALFORMED_SHARE:
+                self._malformed(deal)
+            seat, text, expected = self._next_move(deal)
+            request = api.ApplyMoveRequest(
+                game=pb.Game(state_token=token), move=pb.Move(index=deal.moves_made, seat=seat, text=text)
+            )
+            started = time.perf_counter()
+            try:
+                reply = self.stubs[self._slot()].ApplyMove(request, timeout=TIMEOUT, metadata=self.metadata)
+                if expected:
+                    deal.do_text(seat, text)
+                self._check(deal, reply.outcome.accepted, expected, reply.table)
+            except (grpc.RpcError, Mismatch) as error:
+                self._record("ApplyMove", started, error)
+                return
+            self._record("ApplyMove" if expected else "ApplyMove (refused)", started, length=reply.ByteSize())
+            token = reply.state_token
+
+    def _play_stream(self, deal: Deal, code: str, ruleset: pb.Ruleset) -> None:
+        feed = _Feed()
+        log = pb.GameLog(ruleset=ruleset, deal_code=code)
+        feed.items.put(api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=log))))
+        started = time.perf_counter()
+        responses = self.stubs[self._slot()].PlayStream(iter(feed), timeout=600, metadata=self.metadata)
+        try:
+            next(responses)
+            self._record("PlayStream open", started)
+            while not deal.over:
+                if MALFORMED_SHARE and self.rng.random() < MALFORMED_SHARE:
+                    self._malformed(deal)
+                seat, text, expected = self._next_move(deal)
+                started = time.perf_counter()
+                feed.items.put(
+                    api.PlayStreamRequest(
+                        move=api.StreamMove(move=pb.Move(index=deal.moves_made, seat=seat, text=text))
+                    )
+                )
+                try:
+                    result = next(responses).move_result
+                    if expected:
+                        deal.do_text(seat, text)
+                    self._check(deal, result.outcome.accepted, expected, result.table)
+                except (grpc.RpcError, Mismatch, StopIteration) as error:
+                    self._record("PlayStream move", started, error)
+                    return
+                self._record("PlayStream move" if expected else "PlayStream move (refused)", started)
+        except grpc.RpcError as error:
+            self._record("PlayStream open", started, error)
+        finally:
+            feed.items.put(None)
+            responses.cancel()

@@ -1,0 +1,193 @@
+"""``bigtwo loadtest`` and the locustfile: bounded runs against local replicas (127.0.0.1 only)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import py_compile
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from bigtwo.client.loadtest.generator import LoadConfig, LoadResult, run
+from bigtwo.client.loadtest.report import percentile, recovery, summary
+from bigtwo.client.loadtest.runner import split
+from service_support import ServerProcess
+
+pytestmark = pytest.mark.timeout(120)
+ROOT = Path(__file__).resolve().parents[1]
+LOCUSTFILE = ROOT / "deploy" / "locust" / "locustfile.py"
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[ServerProcess]]:
+    tmp = tmp_path_factory.mktemp("loadtest")
+    servers = [ServerProcess(tmp, "--no-call-log", metrics=False, wait=False) for _ in range(2)]
+    try:
+        for server in servers:
+            server.wait_ready()
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def bigtwo(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bigtwo.client.cli", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.mark.parametrize("mode", ["stream", "unary"])
+def test_games_are_played_to_the_end_and_checked(two: list[ServerProcess], mode: str) -> None:
+    cfg = LoadConfig(
+        targets=[s.target for s in two],
+        mode=mode,
+        concurrency=8,
+        games=16,
+        duration=0,
+        refused_share=0.1,
+        malformed_share=0.05,
+        keep_games=True,
+    )
+    result = run(cfg)
+    assert result.games_finished == 16 and not result.errors, (result.errors, result.games_failed)
+    assert result.refused > 0 and result.malformed_rejected == result.malformed > 0
+    assert result.moves == result.accepted + result.refused == len(result.latencies)
+    assert len(result.calls_by_target) == 2, "both replicas used"
+    assert len({g.code for g in result.games}) == 16
+    from bigtwo.engine import Deal, DealCode, deal_from_code, preset
+
+    rules = preset("classic")
+    for game in result.games:
+        deal = Deal.start(rules, deal_from_code(DealCode.parse(game.code), rules))
+        for seat, text in zip(game.seats, game.moves, strict=True):
+            deal.do_text(seat, text)
+        assert (deal.over, deal.winner, list(deal.scores)) == (True, game.winner, game.scores)
+
+
+def test_bounds_by_moves_and_duration_and_the_rate(two: list[ServerProcess]) -> None:
+    targets = [s.target for s in two]
+    by_moves = run(LoadConfig(targets=targets, concurrency=4, moves=150, duration=30))
+    assert 150 <= by_moves.moves < 150 + 8 and by_moves.seconds < 30
+    paced = run(LoadConfig(targets=targets, concurrency=8, duration=2.0, rate=200, ramp_seconds=0.5))
+    assert paced.seconds < 4
+    assert 150 <= paced.moves / paced.seconds <= 230, paced.moves / paced.seconds
+    assert paced.games_abandoned > 0, "games still open at the deadline are abandoned, not waited for"
+
+
+def test_report_pieces() -> None:
+    assert percentile([], 0.5) == 0.0
+    ordered = [i / 100 for i in range(1, 101)]
+    assert percentile(ordered, 0.5) == 0.5 and percentile(ordered, 0.99) == 0.99 and percentile(ordered, 1.0) == 1.0
+    result = LoadResult(started_at=100.0, seconds=10.0)
+    # 100 moves/s for 5 s, nothing for 0.5 s after a kill at 5 s, then 100/s again
+    result.times = [100 + i / 100 for i in range(500)] + [105.5 + i / 100 for i in range(450)]
+    result.latencies = [0.001] * len(result.times)
+    result.retry_times = [105.1, 105.3]
+    rec = recovery(result, 105.0)
+    assert rec["baseline_moves_per_s"] == pytest.approx(100, rel=0.05)
+    assert rec["recovered_after_s"] == pytest.approx(0.5, abs=0.11)
+    assert rec["last_retry_after_s"] == pytest.approx(0.3)
+    data = summary(result)
+    assert data["latency_ms"]["p99"] == 1.0 and data["latency_ms"]["max"] == 1.0
+
+
+def test_split_shares_the_load() -> None:
+    cfg = LoadConfig(targets=["x:1"], concurrency=9, games=10, moves=101, rate=300)
+    parts = split(cfg, 2)
+    assert [p.concurrency for p in parts] == [5, 4]
+    assert sum(p.games for p in parts) == 10 and sum(p.moves for p in parts) == 101
+    assert sum(p.rate for p in parts) == 300
+    assert len({p.first_game for p in parts}) == 2
+
+
+def test_cli_json_plot_and_processes(two: list[ServerProcess], tmp_path: Path) -> None:
+    plot = tmp_path / "latency.png"
+    done = bigtwo(
+        "loadtest",
+        "--target",
+        ",".join(s.target for s in two),
+        "--mode",
+        "unary",
+        "--games",
+        "12",
+        "--duration",
+        "0",
+        "--concurrency",
+        "6",
+        "--processes",
+        "2",
+        "--malformed-share",
+        "0.05",
+        "--json",
+        "--plot",
+        str(plot),
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["games_finished"] == 12 and data["errors"] == {} and data["processes"] == 2
+    assert data["latency_ms"]["p50"] <= data["latency_ms"]["p95"] <= data["latency_ms"]["p99"]
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = bigtwo("loadtest", "--target", two[0].target, "--moves", "100", "--concurrency", "4")
+    assert table.returncode == 0 and "moves/s" in table.stdout and "p50" in table.stdout
+    bad = bigtwo("loadtest", "--moves", "10")
+    assert bad.returncode == 2 and "--target" in bad.stderr
+
+
+def test_spawned_replicas_kill_and_noop_ratio() -> None:
+    done = bigtwo(
+        "loadtest",
+        "--spawn",
+        "2",
+        "--duration",
+        "4",
+        "--rate",
+        "300",
+        "--concurrency",
+        "8",
+        "--kill-after",
+        "1.5",
+        "--compare-noop",
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    data = json.loads(done.stdout)
+    assert data["spawned_replicas"] == 2 and data["errors"] == {}
+    assert data["retried"].get("UNAVAILABLE", 0) >= 1
+    rec = data["recovery"]
+    assert rec["killed_at_s"] == pytest.approx(1.5, abs=0.5)
+    assert rec["recovered_after_s"] is not None and rec["recovered_after_s"] < 2.0
+    assert data["noop"]["moves_per_s"] > 0 and data["ratio_to_noop"] > 0
+
+
+def test_locustfile_compiles() -> None:
+    py_compile.compile(str(LOCUSTFILE), doraise=True)
+    text = LOCUSTFILE.read_text()
+    assert text.index("init_gevent()") < text.index("import grpc  #"), "gevent integration before grpc use"
+    assert "--master" in text and "--worker" in text
+
+
+@pytest.mark.skipif(importlib.util.find_spec("locust") is None, reason="locust is in the [load] extra")
+def test_locust_headless_run(two: list[ServerProcess], tmp_path: Path) -> None:
+    locust = shutil.which("locust", path=str(Path(sys.executable).parent)) or shutil.which("locust")
+    assert locust
+    env = {**os.environ, "BIGTWO_TARGETS": ",".join(s.target for s in two), "BIGTWO_MALFORMED_SHARE": "0.05"}
+    done = subprocess.run(
+        [locust, "-f", str(LOCUSTFILE), "--headless", "-u", "6", "-r", "6", "-t", "8s", "--csv", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    stats = (tmp_path / "r_stats.csv").read_text().splitlines()
+    rows = {line.split(",")[1]: line.split(",") for line in stats[1:]}
+    assert int(rows["ApplyMove"][2]) > 100, rows["ApplyMove"]
+    assert int(rows["Aggregated"][3]) == 0, "no failures"
+    assert int(rows["malformed"][2]) > 0
