@@ -133,8 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     for rec in recovery_rows:
         print(
             f"\nSIGKILL of 1 of 3 replicas at {rec['rate']:,} moves/s: rate back to 90% after "
-            f"{rec['recovered_after_s']} s; last retried UNAVAILABLE {rec['last_retry_after_s']} s after the kill "
-            f"({rec['retries_after_kill']} retries); worst latency in the 5 s after: "
+            f"{rec['recovered_after_s']} s (lowest 100 ms window in the 2 s after: "
+            f"{rec['lowest_rate_in_2s_after_kill']:.0%} of before); {rec['retries_after_kill']} retried UNAVAILABLEs "
+            f"(the dead replica's channels probed until {rec['last_retry_after_s']} s); "
+            f"worst latency in the 5 s after: "
             f"{rec['max_latency_ms_after_kill']} ms; "
             f"errors: {rec['errors'] or 'none'}"
         )

@@ -43,6 +43,8 @@ MODES = ("stream", "unary")
 SOURCES = ("engine", "service")
 MALFORMED_KINDS = ("seat", "index", "text", "garbage")
 APPLY_METHOD = "/bigtwo.v1.BigTwoService/ApplyMove"
+CORE_ERROR = "Internal error from Core"
+"""What grpc.aio raises on a stream whose connection broke under it (not a status from the server)."""
 GARBAGE = b"\x0a\xff\xff\xff\xff\x0f\x01"  # field 1, length 2^32-1: truncated, no message
 
 
@@ -113,6 +115,8 @@ class LoadResult:
     retry_times: list[float] = field(default_factory=list)
     started_at: float = 0.0
     games: list[GameRecord] = field(default_factory=list)
+    error_samples: list[str] = field(default_factory=list)
+    """The first few unexpected errors in full (status, details, where)."""
 
     def merge(self, other: LoadResult) -> None:
         for name in (
@@ -134,6 +138,7 @@ class LoadResult:
         self.times.extend(other.times)
         self.retry_times.extend(other.retry_times)
         self.games.extend(other.games)
+        self.error_samples.extend(other.error_samples[: max(0, 10 - len(self.error_samples))])
         ends = [r.started_at + r.seconds for r in (self, other) if r.started_at]
         self.started_at = min(r.started_at for r in (self, other) if r.started_at)
         self.seconds = max(ends) - self.started_at  # from the first start to the last end
@@ -461,12 +466,31 @@ class Generator:
                 if self.cfg.verify and reply.opened.table.moves_made != game.deal.moves_made:
                     raise self._mismatch("re-opened stream holds another number of moves")
                 return call
-            except grpc.aio.AioRpcError as error:
+            except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as failure:
+                error = await self._stream_failure(call, failure)
                 call.cancel()
                 if self._retry(game, error):
                     await asyncio.sleep(0.01)
                     continue
-                raise
+                raise error from None
+
+    @staticmethod
+    async def _stream_failure(call: Any, failure: BaseException) -> grpc.aio.AioRpcError:
+        """The status that ended a stream. A write on a stream whose connection just died raises
+        INTERNAL ("Internal error from Core") or InvalidStateError in grpc.aio; the call's own final
+        status says what happened (UNAVAILABLE when the replica went away)."""
+        if isinstance(failure, grpc.aio.AioRpcError) and failure.code() is not grpc.StatusCode.INTERNAL:
+            return failure
+        if isinstance(failure, grpc.aio.AioRpcError) and failure.details() != CORE_ERROR:
+            return failure  # a real INTERNAL from the service
+        try:
+            code = await asyncio.wait_for(call.code(), 2.0)
+            details = await call.details()
+        except (TimeoutError, asyncio.CancelledError):
+            code, details = grpc.StatusCode.UNAVAILABLE, f"stream broken: {failure}"
+        if code is grpc.StatusCode.OK or (code is grpc.StatusCode.INTERNAL and details == CORE_ERROR):
+            code = grpc.StatusCode.UNAVAILABLE  # the client's own transport failure, not the server's
+        return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details)
 
     async def _stream_status(self, call: Any) -> None:
         code = await call.code()
@@ -492,21 +516,19 @@ class Generator:
                     reply = await asyncio.wait_for(call.read(), cfg.call_timeout)
                     if reply is grpc.aio.EOF:
                         await self._stream_status(call)
-                except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as error:
-                    if isinstance(error, asyncio.InvalidStateError):
-                        error = grpc.aio.AioRpcError(
-                            grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), str(error)
-                        )
+                except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as failure:
+                    error = await self._stream_failure(call, failure)
                     call.cancel()
                     if not self._retry(game, error):
-                        raise
+                        raise error from None
                     call = await self._open_stream(game)  # the log of accepted moves; then resend
                     continue
                 result = reply.move_result
                 self._judged(started, result.outcome.accepted)
                 self._settle(game, seat, text, expected, result.outcome.accepted, result.table)
-            await call.done_writing()
-            with contextlib.suppress(asyncio.TimeoutError):
+            # The deal is over and checked: a replica dying now loses nothing.
+            with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError, TimeoutError):
+                await call.done_writing()
                 await asyncio.wait_for(call.code(), cfg.call_timeout)
         finally:
             if not call.done():
@@ -533,6 +555,9 @@ class Generator:
         except grpc.aio.AioRpcError as error:
             self.result.errors[error.code().name] += 1
             self.result.games_failed += 1
+            if len(self.result.error_samples) < 10:
+                where = f"game {number} move {deal.moves_made} on {self.pool.slots[game.slot].target}"
+                self.result.error_samples.append(f"{error.code().name}: {error.details()} ({where})")
             return
         except TimeoutError:
             self.result.errors["DEADLINE_EXCEEDED"] += 1

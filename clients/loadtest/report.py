@@ -44,12 +44,15 @@ def recovery(result: LoadResult, killed_at: float, bucket: float = 0.1, hold: fl
         if all(c >= 0.9 * baseline for c in window):
             recovered_at = index * bucket + start
             break
+    after_kill = counts[kill_index : kill_index + int(2 / bucket)]
+    lowest = min(after_kill) / baseline if after_kill and baseline else 0.0
     retries = [t for t in result.retry_times if t >= killed_at]
     after = [lat for t, lat in zip(result.times, result.latencies, strict=True) if killed_at <= t <= killed_at + 5]
     return {
         "killed_at_s": round(killed_at - start, 3),
         "baseline_moves_per_s": round(baseline / bucket, 1),
         "recovered_after_s": round(max(0.0, recovered_at - killed_at), 3) if recovered_at is not None else None,
+        "lowest_rate_in_2s_after_kill": round(lowest, 3),
         "last_retry_after_s": round(max(retries) - killed_at, 3) if retries else 0.0,
         "retries_after_kill": len(retries),
         "max_latency_ms_after_kill": round(max(after) * 1000, 2) if after else 0.0,
@@ -79,6 +82,7 @@ def summary(result: LoadResult, extra: dict[str, Any] | None = None) -> dict[str
         "games_failed": result.games_failed,
         "errors": dict(sorted(result.errors.items())),
         "retried": dict(sorted(result.retried.items())),
+        "error_samples": result.error_samples,
         "calls_by_target": dict(sorted(result.calls_by_target.items())),
         "latency_ms": {
             "p50": round(percentile(ordered, 0.50) * 1000, 3),
