@@ -78,6 +78,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     }
                     break
         out[name] = entry
+        print(markdown({name: entry}), file=sys.stderr)  # each preset as soon as it is done
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as handle:
+                json.dump(out, handle, indent=2)
     return out
 
 
