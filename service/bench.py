@@ -161,9 +161,11 @@ class ServerProcess:
         ]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+        ready = grpc.channel_ready_future(channel)
         try:
-            grpc.channel_ready_future(channel).result(timeout=30)
+            ready.result(timeout=30)
         finally:
+            ready.cancel()
             channel.close()
 
     def cpu_seconds(self) -> float:

@@ -65,18 +65,20 @@ class ServerProcess:
 
     def wait_ready(self, timeout: float = 30) -> None:
         channel = grpc.insecure_channel(self.target)
+        ready = grpc.channel_ready_future(channel)
         try:
             deadline = time.monotonic() + timeout
             while True:
                 if self.process.poll() is not None:
                     raise RuntimeError(f"server exited {self.process.returncode}: {self.log()}")
                 try:
-                    grpc.channel_ready_future(channel).result(timeout=0.5)
+                    ready.result(timeout=0.5)
                     return
                 except grpc.FutureTimeoutError:
                     if time.monotonic() > deadline:
                         raise
         finally:
+            ready.cancel()
             channel.close()
 
     def log(self) -> str:
