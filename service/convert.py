@@ -25,9 +25,12 @@ from bigtwo.engine import (
     Refusal,
     Ruleset,
     TrickEnded,
+    ending_now,
     mask_text,
+    observe,
     parse_mask,
     play_name,
+    redact,
     tables_for,
 )
 from bigtwo.v1 import service_pb2 as api
@@ -218,8 +221,11 @@ def event_to_pb(event: Event, ruleset: Ruleset, view_seat: int | None) -> pb.Eve
             dragon_revealed=pb.DragonRevealedEvent(seat=event.seat, hand=card_set(event.hand)), description=description
         )
     if isinstance(event, DealStarted):
+        # The engine's redaction: only the viewing seat's hand stays (seat -1: every hand hidden).
+        shown = redact(event, -1 if view_seat is None else view_seat)
+        assert isinstance(shown, DealStarted)
         started = pb.DealStartedEvent(
-            hands=[card_set(hand if seat == view_seat else 0) for seat, hand in enumerate(event.hands)],
+            hands=[card_set(hand) for hand in shown.hands],
             hand_sizes=[hand.bit_count() for hand in event.hands],
             leader=event.leader,
             opening_card=card_name(event.opening_card),
@@ -277,12 +283,12 @@ fingerprint = IdentityCache(_fingerprint)
 
 
 def seat_view(deal: Deal, seat: int) -> pb.SeatView:
-    """Seat ``seat``'s own hand and readout: never another seat's cards."""
-    from bigtwo.engine import ending_now
-
-    hand = deal.hands[seat]
+    """Seat ``seat``'s own hand and readout, from the engine's per-seat observation: never another
+    seat's cards."""
+    seen = observe(deal, seat, with_history=False)
+    hand = seen.hand
     _, ending = ending_now(hand.bit_count(), (hand & (0b1111 << 48)).bit_count(), deal.ruleset)
-    return pb.SeatView(seat=seat, hand=card_set(hand), ending_now=ending, to_act=deal.to_act == seat and not deal.over)
+    return pb.SeatView(seat=seat, hand=card_set(hand), ending_now=ending, to_act=seen.to_act == seat and not seen.over)
 
 
 __all__ = ["api", "pb"]
