@@ -10,7 +10,7 @@ Start here::
     events = deal.do(Move.play(deal.to_act, "3D"))
 """
 
-from .cards import ALL_CARDS, Card, Rank, Suit, cards_of, mask_of, mask_text, parse_cards, parse_mask
+from .cards import ALL_CARDS, TWOS_MASK, Card, Rank, Suit, cards_of, mask_of, mask_text, parse_cards, parse_mask
 from .combos import Kind, Play, check_beats, classify, classify_mask, play_name
 from .deal import Deal, DealContext, DealState, Move
 from .dealing import DealCode, DealtCards, deal_from_code, explicit_deal, shuffled_deck
@@ -41,7 +41,7 @@ from .events import CardsPlayed, DealEnded, DealStarted, DragonRevealed, Event, 
 from .hints import Readout, fewest_plays, hint_cycle, name_cards, next_hint, readout, timeout_move
 from .match import DealRecord, Match
 from .observation import Observation, observe, redact
-from .rules import OPTION_NAMES, PRESET_NAMES, PRESETS, Ruleset, preset
+from .rules import OPTION_NAMES, PRESET_NAMES, PRESET_SUMMARIES, PRESETS, Ruleset, preset
 from .scoring import DealSettlement, SeatSettlement, ending_now, settle, settle_with_winner
 from .tables import RuleTables, tables_for
 
@@ -50,7 +50,9 @@ __all__ = [
     "OPTION_NAMES",
     "PRESETS",
     "PRESET_NAMES",
+    "PRESET_SUMMARIES",
     "REFUSAL_CLASSES",
+    "TWOS_MASK",
     "BadCardError",
     "CannotPassLeadingError",
     "Card",

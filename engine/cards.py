@@ -79,6 +79,8 @@ _SUIT_CHARS = frozenset(ch for forms in _SUIT_FORMS for ch in forms)
 
 FULL_DECK_MASK = (1 << 52) - 1
 RANK_MASKS = tuple(0b1111 << (4 * rank) for rank in range(13))
+TWOS_MASK = 0b1111 << 48
+"""The four 2s (scoring counts them under ``twos_double``)."""
 SUIT_MASKS = tuple(sum(1 << (4 * rank + suit) for rank in range(13)) for suit in range(4))
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .cards import RANK_MASKS, Card, cards_of, parse_cards
+from .cards import RANK_MASKS, TWOS_MASK, Card, cards_of, parse_cards
 from .combos import Kind, Play, check_beats, classify_mask, play_name
 from .dealing import DealtCards
 from .errors import (
@@ -33,7 +33,7 @@ from .scoring import settle_with_winner
 from .tables import RuleTables, tables_for
 
 FULL_DECK = (1 << 52) - 1
-TWOS = RANK_MASKS[12]
+TWOS = TWOS_MASK
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +121,9 @@ class DealState:
     deal_number: int
     start_sizes: tuple[int, ...]
     scores: tuple[int, ...] = ()
+    face_up_card: int = -1
+    """Three players: the face-up 52nd card (public) and the seat that took it; else -1."""
+    face_up_seat: int = -1
 
 
 class Deal:
@@ -129,6 +132,8 @@ class Deal:
     __slots__ = (
         "_events",
         "deal_number",
+        "face_up_card",
+        "face_up_seat",
         "hands",
         "last_player",
         "leader",
@@ -164,6 +169,8 @@ class Deal:
         self.winner = -1
         self.moves_made = 0
         self.deal_number = 1
+        self.face_up_card = -1
+        self.face_up_seat = -1
         self.scores: tuple[int, ...] = ()
         self._events: list[Event] = []
 
@@ -262,6 +269,8 @@ class Deal:
             deal_number=self.deal_number,
             start_sizes=self.start_sizes,
             scores=self.scores,
+            face_up_card=self.face_up_card,
+            face_up_seat=self.face_up_seat,
         )
 
     @classmethod
@@ -284,6 +293,8 @@ class Deal:
         deal.deal_number = state.deal_number
         deal.start_sizes = state.start_sizes
         deal.scores = state.scores
+        deal.face_up_card = state.face_up_card
+        deal.face_up_seat = state.face_up_seat
         return deal
 
     # -- verify / can / do -----------------------------------------------------------------------
@@ -462,6 +473,8 @@ class Deal:
             self.leader = self.to_act = event.leader
             self.opening_card = event.opening_card
             self.deal_number = event.deal_number
+            self.face_up_card = event.face_up_card
+            self.face_up_seat = event.face_up_seat
         elif isinstance(event, DragonRevealed):
             pass
         elif isinstance(event, DealEnded):

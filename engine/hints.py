@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from .cards import Card
+from .cards import TWOS_MASK, Card
 from .combos import Play, check_beats, classify_mask, play_name
 from .deal import Deal, Move
-from .errors import Refusal
+from .errors import Reason, Refusal
 from .generate import CARD_MASK, all_plays
 from .rules import NextHasOneCard, Ruleset
 from .scoring import ending_now
@@ -106,8 +106,8 @@ class Readout:
 
     name: str
     playable: bool
-    reason: str
-    """RULES.md reason id when not playable, else ''."""
+    reason: Reason | None
+    """RULES.md reason when not playable, else None."""
     message: str
     ending_now: str
     """WEB's "13 left · ending now −39" for the seat to act."""
@@ -121,12 +121,12 @@ def readout(deal: Deal, seat: int, selection: int) -> Readout:
     except Refusal:
         name = ""
     hand = deal.hands[seat]
-    _, ending = ending_now(hand.bit_count(), (hand & (0b1111 << 48)).bit_count(), deal.ruleset)
+    _, ending = ending_now(hand.bit_count(), (hand & TWOS_MASK).bit_count(), deal.ruleset)
     try:
         deal.verify(Move.from_mask(seat, selection) if selection else Move(seat, (), False))
     except Refusal as refusal:
-        return Readout(name, False, refusal.reason.value, refusal.message, ending)
-    return Readout(name, True, "", "", ending)
+        return Readout(name, False, refusal.reason, refusal.message, ending)
+    return Readout(name, True, None, "", ending)
 
 
 def name_cards(cards: tuple[Card, ...] | int, ruleset: Ruleset) -> str:

@@ -56,13 +56,9 @@ def observe(deal: Deal, seat: int, *, with_history: bool = True) -> Observation:
     """Seat ``seat``'s view of ``deal``."""
     if not 0 <= seat < deal.players:
         raise ValueError(f"seat {seat} does not exist at a {deal.players}-player table")
-    face_up_card = face_up_seat = -1
     history: tuple[Event, ...] = ()
-    events = deal.events
-    if events and isinstance(events[0], DealStarted):
-        face_up_card, face_up_seat = events[0].face_up_card, events[0].face_up_seat
     if with_history:
-        history = tuple(redact(event, seat) for event in events)
+        history = tuple(redact(event, seat) for event in deal.events)
     return Observation(
         seat=seat,
         hand=deal.hands[seat],
@@ -74,8 +70,8 @@ def observe(deal: Deal, seat: int, *, with_history: bool = True) -> Observation:
         played=deal.played,
         passed=deal.passed,
         opening_card=deal.opening_card,
-        face_up_card=face_up_card,
-        face_up_seat=face_up_seat,
+        face_up_card=deal.face_up_card,
+        face_up_seat=deal.face_up_seat,
         winner=deal.winner,
         scores=deal.scores,
         history=history,

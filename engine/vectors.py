@@ -32,7 +32,7 @@ class CaseResult:
 def check_case(case: Mapping[str, Any]) -> CaseResult:
     """Run one vector case; any exception other than a refusal is reported as the result."""
     case_id = str(case.get("id", "?"))
-    expected = _expected_text(case)
+    expected = expected_text(case)
     try:
         got = _run(case)
     except Refusal as refusal:
@@ -42,7 +42,7 @@ def check_case(case: Mapping[str, Any]) -> CaseResult:
     return CaseResult(case_id, _matches(case, got), expected, got)
 
 
-def _expected_text(case: Mapping[str, Any]) -> str:
+def expected_text(case: Mapping[str, Any]) -> str:
     check = case.get("check")
     if check in ("kind", "beats"):
         if "refused" in case:
@@ -53,15 +53,15 @@ def _expected_text(case: Mapping[str, Any]) -> str:
     if check == "score":
         return str(list(case.get("expect", [])))
     if check == "game":
-        return _canonical(case.get("expect", {}))
+        return canonical(case.get("expect", {}))
     return f"unknown check {check!r}"
 
 
 def _matches(case: Mapping[str, Any], got: str) -> bool:
-    return got == _expected_text(case)
+    return got == expected_text(case)
 
 
-def _canonical(data: Mapping[str, Any]) -> str:
+def canonical(data: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={data[k]}" for k in sorted(data))
 
 
@@ -113,11 +113,11 @@ def _run_game(case: Mapping[str, Any], ruleset: Ruleset) -> str:
             deal.do_text(deal.to_act, text)
         except Refusal as refusal:
             outcome = {"refused_at": index, "reason": refusal.reason.value}
-            return _canonical(outcome)
+            return canonical(outcome)
     if "refused_at" in expect:
         return "no refusal; all moves accepted"
     outcome = game_outcome(deal)
-    return _canonical({k: outcome.get(k) for k in expect} if expect else outcome)
+    return canonical({k: outcome.get(k) for k in expect} if expect else outcome)
 
 
 def game_outcome(deal: Deal) -> dict[str, Any]:

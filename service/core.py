@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 
 from bigtwo.engine import (
     PRESET_NAMES,
+    PRESET_SUMMARIES,
     PRESETS,
+    TWOS_MASK,
     BadCardError,
     CardsPlayed,
     Deal,
@@ -49,7 +51,6 @@ from bigtwo.engine import (
     timeout_move,
 )
 from bigtwo.engine.generate import CARD_MASK, all_plays, plays_of_size
-from bigtwo.engine.rules import PRESET_SUMMARIES
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
@@ -203,6 +204,7 @@ class Core:
         if which == "state_token":
             snap = self.codec.decode(message.state_token, f"{path}.state_token")
             deal = Deal.from_state(snap.ruleset, snap.state)
+            deal.face_up_card, deal.face_up_seat = snap.face_up_card, snap.face_up_seat
             info.deal_id, info.preset = snap.identity.text, snap.ruleset.preset
             return Game(
                 snap.ruleset, deal, snap.identity, snap.face_up_card, snap.face_up_seat, snap.previous, snap.last_move
@@ -522,11 +524,10 @@ class Core:
             if not game.deal.over:
                 raise FailedPrecondition("the deal is not over: nothing to score yet", reason="DEAL_NOT_OVER")
             from bigtwo.engine import settle_with_winner
-            from bigtwo.engine.deal import TWOS
 
             deal = game.deal
             settlement = settle_with_winner(
-                deal.ruleset, deal.winner, deal.cards_left(), [(h & TWOS).bit_count() for h in deal.hands]
+                deal.ruleset, deal.winner, deal.cards_left(), [(h & TWOS_MASK).bit_count() for h in deal.hands]
             )
         else:
             raise bad_field("source", "set counts or game")

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import grpc
-from bigtwo.engine.vectors import CaseResult, _canonical, _expected_text
+from bigtwo.engine.vectors import CaseResult, canonical, expected_text
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import service_pb2_grpc as rpc
 from bigtwo.v1 import types_pb2 as pb
@@ -73,7 +73,7 @@ class ServiceJudge:
 
     def __call__(self, case: Mapping[str, Any]) -> CaseResult:
         case_id = str(case.get("id", "?"))
-        expected = _expected_text(case)
+        expected = expected_text(case)
         try:
             got = self._run(case)
         except grpc.RpcError as exc:
@@ -126,7 +126,7 @@ class ServiceJudge:
         reply = self._call("ReplayLog", api.ReplayLogRequest(log=log))
         expect = case.get("expect", {})
         if reply.refused:
-            return _canonical({"refused_at": reply.refused_at, "reason": reply.refusal.reason_id})
+            return canonical({"refused_at": reply.refused_at, "reason": reply.refusal.reason_id})
         if "refused_at" in expect:
             return "no refusal; all moves accepted"
         table = reply.table
@@ -138,4 +138,4 @@ class ServiceJudge:
             "scores": list(table.scores) if table.over else None,
             "over": table.over,
         }
-        return _canonical({k: outcome.get(k) for k in expect} if expect else outcome)
+        return canonical({k: outcome.get(k) for k in expect} if expect else outcome)
