@@ -35,7 +35,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from bigtwo.engine import ALL_CARDS, BadCardError, Card, Reason, Ruleset, RulesetError
+from bigtwo.engine import ALL_CARDS, BadCardError, Card, Reason, Ruleset, RulesetError, SeatSettlement
 from bigtwo.engine.cards import split_card_text
 
 FORMAT_VERSION = "bigtwo-replay/1"
@@ -141,17 +141,8 @@ class Action:
         return self.text()
 
 
-@dataclass(frozen=True, slots=True)
-class SeatResult:
-    """One line of a deal's settlement card."""
-
-    seat: int
-    cards_left: int
-    twos_left: int
-    rate: int
-    multiplier: int
-    penalty: int
-    score: int
+SeatResult = SeatSettlement
+"""One line of a deal's settlement card: the engine's own record."""
 
 
 @dataclass(frozen=True, slots=True)

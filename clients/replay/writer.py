@@ -40,7 +40,6 @@ from .format import (
     GameLog,
     MatchResult,
     SeatInfo,
-    SeatResult,
     seal,
 )
 
@@ -58,11 +57,7 @@ def actions_from_events(events: Sequence[Event]) -> list[Action]:
 
 def _result_of(ruleset: Ruleset, ended: DealEnded) -> DealResult:
     settlement = settle_with_winner(ruleset, ended.winner, ended.cards_left, ended.twos_left)
-    seats = tuple(
-        SeatResult(line.seat, line.cards_left, line.twos_left, line.rate, line.multiplier, line.penalty, line.score)
-        for line in settlement.seats
-    )
-    return DealResult(ended.winner, seats, ended.by_dragon)
+    return DealResult(ended.winner, settlement.seats, ended.by_dragon)
 
 
 def _match_result(match: Match) -> MatchResult:
