@@ -8,7 +8,6 @@ from typing import Any
 
 from bigtwo.engine import (
     PRESET_NAMES,
-    BadCardError,
     Card,
     CardsPlayed,
     Deal,
@@ -126,13 +125,15 @@ ruleset_tables = IdentityCache(tables_for)
 
 
 def mask_from(text: str, path: str) -> int:
-    """Card text to a mask (repeats refused); INVALID_ARGUMENT on ``path`` when it does not parse."""
+    """Card text given as an input field, not a move (a hand, a table, a selection to start from) to
+    a mask: text that is no card or repeats a card is INVALID_ARGUMENT on ``path``. (In a move both
+    are refusals, answered with status OK.)"""
     if len(text) > MAX_TEXT:
         raise bad_field(path, f"at most {MAX_TEXT} characters")
     try:
         return parse_mask(text)
-    except BadCardError as exc:
-        raise bad_field(path, str(exc)) from None
+    except Refusal as refusal:  # BadCardError, or NotInHandError for a repeated card
+        raise bad_field(path, refusal.message) from None
 
 
 def card_name(index: int) -> str:
@@ -289,6 +290,67 @@ def seat_view(deal: Deal, seat: int) -> pb.SeatView:
     hand = seen.hand
     _, ending = ending_now(hand.bit_count(), (hand & (0b1111 << 48)).bit_count(), deal.ruleset)
     return pb.SeatView(seat=seat, hand=card_set(hand), ending_now=ending, to_act=seen.to_act == seat and not seen.over)
+
+
+# -- audits -----------------------------------------------------------------------------------------
+
+
+def verdict_kind_to_pb(kind: Any) -> int:
+    """A replay ``VerdictKind`` (``illegal-move``) as the API enum (``VERDICT_KIND_ILLEGAL_MOVE``)."""
+    return api.VerdictKind.Value("VERDICT_KIND_" + kind.value.upper().replace("-", "_"))
+
+
+def audit_to_pb(verdict: Any, log: Any, view_seat: int | None) -> api.AuditLogResponse:
+    """An audit verdict (``bigtwo.client.replay.AuditVerdict``) of ``log`` (None: the text did not
+    parse). Events and steps carry no hand but ``view_seat``'s (none when it is None)."""
+    from bigtwo.client.replay.proto import move_index
+
+    out = api.AuditLogResponse(
+        kind=verdict_kind_to_pb(verdict.kind),
+        signature=verdict.signature.value,
+        deals_checked=verdict.deals_checked,
+        actions_checked=verdict.actions_checked,
+        totals=verdict.totals,
+    )
+    records = {record.number: record for record in log.deals} if log is not None else {}
+    for problem in verdict.problems:
+        item = out.problems.add(
+            kind=verdict_kind_to_pb(problem.kind),
+            message=problem.message,
+            deal_number=max(0, problem.deal_number),
+            line=max(0, problem.line),
+            reason_id=problem.reason,
+        )
+        if problem.index >= 0:
+            item.action_index = problem.index
+            record = records.get(problem.deal_number)
+            if record is not None:
+                item.move_index = move_index(record, problem.index)
+    if log is None:
+        return out
+    out.events.extend(events_to_pb(verdict.events, log.ruleset, view_seat))
+    for view in verdict.steps:
+        step = out.steps.add(
+            step=view.step,
+            deal_number=view.deal_number,
+            text=view.text,
+            refused=view.refused,
+            to_act=view.to_act,
+            table=card_set(view.table),
+            cards_left=[hand.bit_count() for hand in view.hands],
+            deal_over=view.deal_over,
+            deal_scores=view.deal_scores,
+            totals=view.totals,
+        )
+        if view.action_index >= 0:
+            step.action_index = view.action_index
+        if view.actor >= 0:
+            step.actor = view.actor
+        if view.deal_over and view.winner >= 0:
+            step.winner = view.winner
+        if view_seat is not None and view_seat < len(view.hands):
+            step.hand.CopyFrom(card_set(view.hands[view_seat]))
+    return out
 
 
 __all__ = ["api", "pb"]

@@ -15,16 +15,18 @@ byte-for-byte the first answer; nothing is applied twice. Any other index is FAI
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import random
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from bigtwo.engine import (
     PRESET_NAMES,
     PRESET_SUMMARIES,
     PRESETS,
     TWOS_MASK,
-    BadCardError,
     CardsPlayed,
     Deal,
     DealCode,
@@ -44,23 +46,32 @@ from bigtwo.engine import (
     fewest_plays,
     hint_cycle,
     next_hint,
+    observe,
+    parse_mask,
     play_name,
-    readout,
     settle,
+    settle_with_winner,
     tables_for,
     timeout_move,
 )
+from bigtwo.engine.bots import LEVELS, Budget, bot_for
 from bigtwo.engine.generate import CARD_MASK, all_plays, plays_of_size
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
-from .errors import FailedPrecondition, InvalidArgument, ResourceExhausted, at_field, bad_field
+from .errors import FailedPrecondition, ResourceExhausted, at_field, bad_field
 from .tokens import DealIdentity, LastMove, Snapshot, TokenCodec, explicit_identity, identity_of
 
 MAX_MOVES = 1024
 """Longest log accepted (a deal has at most a few hundred moves): longer is RESOURCE_EXHAUSTED."""
 MAX_DEALS = 1000
+MAX_AUDIT_ACTIONS = 20_000
+"""Most actions (moves, auto-passes, refused attempts) one AuditLog re-runs: more is RESOURCE_EXHAUSTED."""
+MAX_AUDIT_STEPS = 5_000
+"""Most steps an AuditLog returns with want_steps (a step is one action's table)."""
+MAX_BOT_SIMULATIONS = 10_000
+MAX_BOT_MS = 10_000
 
 
 @dataclass(slots=True)
@@ -105,6 +116,8 @@ class CallInfo:
     """(result, reason) per move judged: accepted / refused / duplicate / validated."""
     deals_started: int = 0
     deals_finished: int = 0
+    bot_level: str = ""
+    """The bot level that chose a move (BotMove, TimeoutMove with bot_level)."""
 
 
 @dataclass(slots=True)
@@ -117,6 +130,27 @@ class MoveResult:
 
 def _move_text(move: LastMove) -> str:
     return f"seat {move.seat}: " + ("pass" if move.is_pass else cv.cards_text(move.mask))
+
+
+def bot_level_from(text: str, path: str) -> str:
+    """A bot level name (case and spaces ignored); INVALID_ARGUMENT listing the valid ones."""
+    level = text.strip().lower()
+    if level not in LEVELS:
+        raise bad_field(path, f"unknown bot level {text[:40]!r}; valid levels: {', '.join(LEVELS)}")
+    return level
+
+
+def bot_choice(deal: Deal, level: str, seed: int, budget: Budget | None = None) -> Move:
+    """The bot's move for the seat to act, decided from that seat's observation only."""
+    return bot_for(level, budget).choose(observe(deal, deal.to_act), deal.ruleset, random.Random(seed))
+
+
+def table_play(text: str, path: str, tables: Any) -> Play:
+    """A play to beat given as card text (an input, not a move): INVALID_ARGUMENT when it is none."""
+    try:
+        return classify_mask(cv.mask_from(text, path), tables)
+    except Refusal as refusal:
+        raise bad_field(path, f"the table is no play: {refusal.message}") from None
 
 
 class Core:
@@ -291,7 +325,7 @@ class Core:
         if apply and index == made - 1 and game.previous is not None and game.last_move is not None:
             try:
                 resent = Move.parse(move.seat, move.text)
-            except BadCardError:
+            except Refusal:  # no card, or a card repeated: not the move made
                 resent = None
             if resent is not None and game.last_move.same_as(resent):
                 # A retry whose answer was lost: recompute it from the state before that move.
@@ -412,11 +446,7 @@ class Core:
             tables = tables_for(rules)
             hand = cv.mask_from(position.hand, "position.hand")
             if position.table.strip():
-                table_mask = cv.mask_from(position.table, "position.table")
-                try:
-                    table = classify_mask(table_mask, tables)
-                except Refusal as refusal:
-                    raise bad_field("position.table", f"the table is no play: {refusal.message}") from None
+                table = table_play(position.table, "position.table", tables)
                 encoded = plays_of_size(hand, table.size, tables, table.key)
                 encoded.sort()
             else:
@@ -439,8 +469,37 @@ class Core:
         game = self.load(request.game, "game", info)
         if game.deal.over:
             raise FailedPrecondition("the deal is over: no turn can time out", reason="DEAL_OVER")
-        move = timeout_move(game.deal)
+        if request.bot_level:
+            # TW: the computer plays the timed-out turn; seed 0, so a game always times out the same way.
+            info.bot_level = bot_level_from(request.bot_level, "bot_level")
+            move = bot_choice(game.deal, info.bot_level, 0)
+        else:
+            move = timeout_move(game.deal)
         return api.TimeoutMoveResponse(move=pb.Move(index=game.deal.moves_made, seat=move.seat, text=str(move)))
+
+    def bot_move(self, request: api.BotMoveRequest, info: CallInfo) -> api.BotMoveResponse:
+        level = bot_level_from(request.level, "level")
+        if request.simulations > MAX_BOT_SIMULATIONS:
+            raise bad_field("simulations", f"at most {MAX_BOT_SIMULATIONS}")
+        if request.max_ms > MAX_BOT_MS:
+            raise bad_field("max_ms", f"at most {MAX_BOT_MS}")
+        game = self.load(request.game, "game", info)
+        deal = game.deal
+        if deal.over:
+            raise FailedPrecondition("the deal is over: no seat is to act", reason="DEAL_OVER")
+        budget = None
+        if level == "pro" and (request.simulations or request.max_ms):
+            budget = Budget()
+            if request.simulations:
+                budget = dataclasses.replace(budget, simulations=request.simulations)
+            if request.max_ms:
+                budget = dataclasses.replace(budget, max_ms=float(request.max_ms))
+        move = bot_choice(deal, level, request.seed, budget)
+        info.bot_level = level
+        name = "" if move.is_pass else play_name(classify_mask(move.mask, deal.tables), deal.tables)
+        return api.BotMoveResponse(
+            move=pb.Move(index=deal.moves_made, seat=move.seat, text=str(move)), name=name, level=level
+        )
 
     def split_hand(self, request: api.SplitHandRequest, info: CallInfo) -> api.SplitHandResponse:
         rules = cv.ruleset_from(request.ruleset, "ruleset")
@@ -450,59 +509,43 @@ class Core:
         return api.SplitHandResponse(plays=[cv.play_to_pb(play, rules) for play in fewest_plays(hand, rules)])
 
     def name_cards(self, request: api.NameCardsRequest, info: CallInfo) -> api.NameCardsResponse:
+        """The readout line. A selection that does not parse (bad-card) or repeats a card
+        (not-in-hand) is an answer like any refusal: in a game, in RULES.md's order for the seat
+        (``verify_text``); with a ruleset, then wrong-size, the play's own reason, does-not-beat."""
+        text = request.cards
+        if len(text) > cv.MAX_TEXT:
+            raise bad_field("cards", f"at most {cv.MAX_TEXT} characters")
         which = request.WhichOneof("context")
+        out = api.NameCardsResponse()
         if which == "game":
             game = self.load(request.game, "game", info)
-            seat = cv.seat_from(request.seat, game.deal.players, "seat")
-            selection = cv.mask_from(request.cards, "cards")
-            line = readout(game.deal, seat, selection)
-            out = api.NameCardsResponse(name=line.name, playable=line.playable, ending_now=line.ending_now)
-            if selection:
-                with contextlib.suppress(Refusal):
-                    out.kind = cv.KIND_TO_PB[classify_mask(selection, game.deal.tables).kind]
-            if not line.playable:
-                from bigtwo.engine import REFUSAL_CLASSES, Reason
+            deal = game.deal
+            seat = cv.seat_from(request.seat, deal.players, "seat")
+            tables = deal.tables
+            out.ending_now = cv.seat_view(deal, seat).ending_now
 
-                refusal = REFUSAL_CLASSES[Reason(line.reason)](line.message) if line.reason != "bad-card" else None
-                if refusal is not None:
-                    out.refusal.CopyFrom(cv.refusal_to_pb(refusal))
-            return out
-        if which == "ruleset":
-            rules = cv.ruleset_from(request.ruleset, "ruleset")
-            tables = tables_for(rules)
-            out = api.NameCardsResponse()
-            try:
-                selection = cv.mask_from(request.cards, "cards")
-            except InvalidArgument:
-                # Card text that does not parse is the bad-card refusal, as in a move.
-                try:
-                    from bigtwo.engine import parse_mask
+            def judge() -> object:
+                return deal.verify_text(seat, text)
 
-                    parse_mask(request.cards[: cv.MAX_TEXT])
-                except Refusal as refusal:
-                    out.refusal.CopyFrom(cv.refusal_to_pb(refusal))
-                    return out
-                raise
-            table = None
-            if request.table.strip():
-                table_mask = cv.mask_from(request.table, "table")
-                try:
-                    table = classify_mask(table_mask, tables)
-                except Refusal as refusal:
-                    raise bad_field("table", f"the table is no play: {refusal.message}") from None
-            try:
-                own = classify_mask(selection, tables)
-                out.name, out.kind = play_name(own, tables), cv.KIND_TO_PB[own.kind]
-            except Refusal:
-                pass
-            try:
-                check_beats(selection, table, tables)
-            except Refusal as refusal:
-                out.refusal.CopyFrom(cv.refusal_to_pb(refusal))
-                return out
+        elif which == "ruleset":
+            tables = tables_for(cv.ruleset_from(request.ruleset, "ruleset"))
+            table = table_play(request.table, "table", tables) if request.table.strip() else None
+
+            def judge() -> object:
+                return check_beats(parse_mask(text), table, tables)
+
+        else:
+            raise bad_field("context", "set ruleset or game")
+        with contextlib.suppress(Refusal):
+            own = classify_mask(parse_mask(text), tables)
+            out.name, out.kind = play_name(own, tables), cv.KIND_TO_PB[own.kind]
+        try:
+            judge()
+        except Refusal as refusal:
+            out.refusal.CopyFrom(cv.refusal_to_pb(refusal))
+        else:
             out.playable = True
-            return out
-        raise bad_field("context", "set ruleset or game")
+        return out
 
     def score_deal(self, request: api.ScoreDealRequest, info: CallInfo) -> api.ScoreDealResponse:
         which = request.WhichOneof("source")
@@ -523,8 +566,6 @@ class Core:
             game = self.load(request.game, "game", info)
             if not game.deal.over:
                 raise FailedPrecondition("the deal is not over: nothing to score yet", reason="DEAL_NOT_OVER")
-            from bigtwo.engine import settle_with_winner
-
             deal = game.deal
             settlement = settle_with_winner(
                 deal.ruleset, deal.winner, deal.cards_left(), [(h & TWOS_MASK).bit_count() for h in deal.hands]
@@ -617,6 +658,66 @@ class Core:
         out.table.CopyFrom(cv.table_to_pb(deal, game.identity.text))
         out.state_token = self.token(game)
         return out
+
+    def audit_log(self, request: api.AuditLogRequest, info: CallInfo) -> api.AuditLogResponse:
+        """Audit a replay file (or one deal's log) with ``bigtwo.client.replay``: the replay format
+        and its checker live there, as pure modules; imported on first use. The signature is checked
+        with the service's signing key."""
+        from bigtwo.client import replay
+
+        key = self.codec.keys.signing_key
+        which = request.WhichOneof("source")
+        if which == "replay_toml":
+            try:
+                log = replay.loads(request.replay_toml)
+            except replay.ReplayFormatError:
+                verdict = replay.audit_text(request.replay_toml, key)  # the FORMAT_ERROR verdict
+                return cv.audit_to_pb(verdict, None, None)
+        elif which == "game_log":
+            log = self._replay_of(request.game_log, "game_log", info)
+        else:
+            raise bad_field("source", "set replay_toml or game_log")
+        view_seat = self._view_seat(request, log.ruleset)
+        actions = sum(len(record.actions) for record in log.deals)
+        if len(log.deals) > MAX_DEALS or actions > MAX_AUDIT_ACTIONS:
+            raise ResourceExhausted(
+                f"{len(log.deals)} deals, {actions} actions: at most {MAX_DEALS} deals and "
+                f"{MAX_AUDIT_ACTIONS} actions in one audit",
+                reason="AUDIT_TOO_LARGE",
+                metadata={"max_actions": str(MAX_AUDIT_ACTIONS), "max_deals": str(MAX_DEALS)},
+            )
+        if request.want_steps and actions + len(log.deals) > MAX_AUDIT_STEPS:
+            raise ResourceExhausted(
+                f"want_steps: {actions + len(log.deals)} steps; at most {MAX_AUDIT_STEPS} (audit without "
+                "steps, or deal by deal)",
+                reason="AUDIT_TOO_LARGE",
+                metadata={"max_steps": str(MAX_AUDIT_STEPS)},
+            )
+        info.preset = log.ruleset.preset
+        if log.deals:
+            info.deal_id = log.deals[0].code or "explicit"
+        verdict = replay.audit_log(log, key, views=request.want_steps, require_signature=request.require_signature)
+        return cv.audit_to_pb(verdict, log, view_seat)
+
+    def _replay_of(self, message: pb.GameLog, path: str, info: CallInfo) -> Any:
+        """A one-deal replay log from a ``GameLog``, its fields checked here with their paths."""
+        from bigtwo.client.replay.proto import game_log_from_pb
+
+        cv.ruleset_from(message.ruleset, f"{path}.ruleset")
+        if message.WhichOneof("deal") is None:
+            raise bad_field(f"{path}.deal_code", "a log needs its cards: set deal_code or explicit_deal")
+        if len(message.moves) > MAX_MOVES:
+            raise ResourceExhausted(f"{path}.moves: at most {MAX_MOVES}", reason="LOG_TOO_LONG")
+        for index, text in enumerate(message.moves):
+            where = f"{path}.moves[{index}]"
+            if len(text) > cv.MAX_TEXT:
+                raise bad_field(where, f"at most {cv.MAX_TEXT} characters")
+            try:
+                Move.parse(0, text)
+            except Refusal as refusal:  # a replay records cards: text that is none cannot be one
+                raise bad_field(where, refusal.message) from None
+        with at_field(path):
+            return game_log_from_pb(message)
 
 
 def outcome_reason(outcome: pb.MoveOutcome) -> str:

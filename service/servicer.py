@@ -9,6 +9,7 @@ wrapper as :class:`Undecodable`.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import os
 import time
@@ -17,14 +18,14 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import grpc
-from bigtwo.engine import BadCardError, Move
+from bigtwo.engine import Move, Refusal
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from .core import CallInfo, Core
 from .errors import FailedPrecondition, InvalidArgument, Unauthenticated, bad_field
-from .telemetry import CALLS, DEALS_FINISHED, DEALS_STARTED, LATENCY, MOVES, OPEN_STREAMS, logger
+from .telemetry import BOT_MOVES, CALLS, DEALS_FINISHED, DEALS_STARTED, LATENCY, MOVES, OPEN_STREAMS, logger
 from .tokens import LastMove
 
 SERVICE_NAME = "bigtwo.v1.BigTwoService"
@@ -44,7 +45,12 @@ UNARY: dict[str, tuple[Any, Any, str]] = {
     "ScoreDeal": (api.ScoreDealRequest, api.ScoreDealResponse, "score_deal"),
     "SettleMatch": (api.SettleMatchRequest, api.SettleMatchResponse, "settle_match"),
     "ReplayLog": (api.ReplayLogRequest, api.ReplayLogResponse, "replay_log"),
+    "BotMove": (api.BotMoveRequest, api.BotMoveResponse, "bot_move"),
+    "AuditLog": (api.AuditLogRequest, api.AuditLogResponse, "audit_log"),
 }
+SLOW = frozenset({"BotMove", "AuditLog"})
+"""Calls that may take many milliseconds (a pro search, a whole match re-run): on aio they run in
+a worker thread so the event loop keeps answering the other calls and streams meanwhile."""
 STREAM = "PlayStream"
 
 
@@ -87,7 +93,7 @@ def _abort_sync(context: Any, status: Any) -> None:
 def _resends(move: pb.Move, last: LastMove) -> bool:
     try:
         return last.same_as(Move.parse(move.seat, move.text))
-    except BadCardError:
+    except Refusal:
         return False
 
 
@@ -208,6 +214,8 @@ class Hosting:
             DEALS_STARTED.labels(info.preset).inc(info.deals_started)
         if info.deals_finished:
             DEALS_FINISHED.labels(info.preset).inc(info.deals_finished)
+        if info.bot_level:
+            BOT_MOVES.labels(method, info.bot_level).inc()
         if code is grpc.StatusCode.INTERNAL and error is not None:
             self.log.error(
                 "rpc",
@@ -226,6 +234,8 @@ class Hosting:
                 fields["move"] = info.moves[0][0]
                 if info.moves[0][1]:
                     fields["reason"] = info.moves[0][1]
+            if info.bot_level:
+                fields["bot"] = info.bot_level
             if error is not None and code is not grpc.StatusCode.CANCELLED:
                 fields["error"] = str(error)[:300]
             self.log.info(
@@ -298,6 +308,8 @@ class Hosting:
     # -- aio -------------------------------------------------------------------------------------
 
     def _aio_unary(self, method: str, fn: Callable[[Any, CallInfo], Any], message_name: str) -> Callable[..., Any]:
+        slow = method in SLOW
+
         async def handler(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
             info = CallInfo()
@@ -306,6 +318,8 @@ class Hosting:
                 request_id = self._begin(context)
                 if isinstance(request, Undecodable):
                     raise undecodable(request, message_name)
+                if slow:
+                    return await asyncio.to_thread(fn, request, info)
                 return fn(request, info)
             except Exception as exc:
                 status, code = self._status(exc, request_id, context)
@@ -337,8 +351,6 @@ class Hosting:
                 code = grpc.StatusCode.CANCELLED
                 raise
             except Exception as exc:
-                import asyncio
-
                 if isinstance(exc, asyncio.CancelledError):
                     code = grpc.StatusCode.CANCELLED
                     raise

@@ -31,6 +31,11 @@ MOVES = Counter(
     "Moves judged, by result (accepted/refused/duplicate/validated) and refusal reason",
     ["result", "reason"],
 )
+BOT_MOVES = Counter(
+    "bigtwo_bot_moves_total",
+    "Moves chosen by a bot, by method (BotMove, or TimeoutMove with bot_level) and level",
+    ["method", "level"],
+)
 DEALS_STARTED = Counter("bigtwo_deals_started_total", "Deals dealt, by preset", ["preset"])
 DEALS_FINISHED = Counter("bigtwo_deals_finished_total", "Deals that ended, by preset", ["preset"])
 OPEN_STREAMS = Gauge("bigtwo_open_streams", "PlayStream calls open now", multiprocess_mode="livesum")

@@ -1,11 +1,35 @@
 from bigtwo.v1 import types_pb2 as _types_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class VerdictKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    VERDICT_KIND_UNSPECIFIED: _ClassVar[VerdictKind]
+    VERDICT_KIND_VALID: _ClassVar[VerdictKind]
+    VERDICT_KIND_FORMAT_ERROR: _ClassVar[VerdictKind]
+    VERDICT_KIND_RULESET_MISMATCH: _ClassVar[VerdictKind]
+    VERDICT_KIND_DEAL_CODE_MISMATCH: _ClassVar[VerdictKind]
+    VERDICT_KIND_CONTEXT_MISMATCH: _ClassVar[VerdictKind]
+    VERDICT_KIND_ILLEGAL_MOVE: _ClassVar[VerdictKind]
+    VERDICT_KIND_RESULT_MISMATCH: _ClassVar[VerdictKind]
+    VERDICT_KIND_BROKEN_CHAIN: _ClassVar[VerdictKind]
+    VERDICT_KIND_BAD_SIGNATURE: _ClassVar[VerdictKind]
+VERDICT_KIND_UNSPECIFIED: VerdictKind
+VERDICT_KIND_VALID: VerdictKind
+VERDICT_KIND_FORMAT_ERROR: VerdictKind
+VERDICT_KIND_RULESET_MISMATCH: VerdictKind
+VERDICT_KIND_DEAL_CODE_MISMATCH: VerdictKind
+VERDICT_KIND_CONTEXT_MISMATCH: VerdictKind
+VERDICT_KIND_ILLEGAL_MOVE: VerdictKind
+VERDICT_KIND_RESULT_MISMATCH: VerdictKind
+VERDICT_KIND_BROKEN_CHAIN: VerdictKind
+VERDICT_KIND_BAD_SIGNATURE: VerdictKind
 
 class ListPresetsRequest(_message.Message):
     __slots__ = ()
@@ -153,10 +177,12 @@ class NextHintResponse(_message.Message):
     def __init__(self, play: _Optional[_Union[_types_pb2.Play, _Mapping]] = ..., cycle_length: _Optional[int] = ...) -> None: ...
 
 class TimeoutMoveRequest(_message.Message):
-    __slots__ = ("game",)
+    __slots__ = ("game", "bot_level")
     GAME_FIELD_NUMBER: _ClassVar[int]
+    BOT_LEVEL_FIELD_NUMBER: _ClassVar[int]
     game: _types_pb2.Game
-    def __init__(self, game: _Optional[_Union[_types_pb2.Game, _Mapping]] = ...) -> None: ...
+    bot_level: str
+    def __init__(self, game: _Optional[_Union[_types_pb2.Game, _Mapping]] = ..., bot_level: _Optional[str] = ...) -> None: ...
 
 class TimeoutMoveResponse(_message.Message):
     __slots__ = ("move",)
@@ -349,3 +375,111 @@ class PlayStreamResponse(_message.Message):
     opened: StreamOpened
     move_result: StreamMoveResult
     def __init__(self, opened: _Optional[_Union[StreamOpened, _Mapping]] = ..., move_result: _Optional[_Union[StreamMoveResult, _Mapping]] = ...) -> None: ...
+
+class BotMoveRequest(_message.Message):
+    __slots__ = ("game", "level", "seed", "simulations", "max_ms")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    SIMULATIONS_FIELD_NUMBER: _ClassVar[int]
+    MAX_MS_FIELD_NUMBER: _ClassVar[int]
+    game: _types_pb2.Game
+    level: str
+    seed: int
+    simulations: int
+    max_ms: int
+    def __init__(self, game: _Optional[_Union[_types_pb2.Game, _Mapping]] = ..., level: _Optional[str] = ..., seed: _Optional[int] = ..., simulations: _Optional[int] = ..., max_ms: _Optional[int] = ...) -> None: ...
+
+class BotMoveResponse(_message.Message):
+    __slots__ = ("move", "name", "level")
+    MOVE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    move: _types_pb2.Move
+    name: str
+    level: str
+    def __init__(self, move: _Optional[_Union[_types_pb2.Move, _Mapping]] = ..., name: _Optional[str] = ..., level: _Optional[str] = ...) -> None: ...
+
+class AuditLogRequest(_message.Message):
+    __slots__ = ("replay_toml", "game_log", "want_steps", "require_signature", "view_seat")
+    REPLAY_TOML_FIELD_NUMBER: _ClassVar[int]
+    GAME_LOG_FIELD_NUMBER: _ClassVar[int]
+    WANT_STEPS_FIELD_NUMBER: _ClassVar[int]
+    REQUIRE_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    VIEW_SEAT_FIELD_NUMBER: _ClassVar[int]
+    replay_toml: str
+    game_log: _types_pb2.GameLog
+    want_steps: bool
+    require_signature: bool
+    view_seat: int
+    def __init__(self, replay_toml: _Optional[str] = ..., game_log: _Optional[_Union[_types_pb2.GameLog, _Mapping]] = ..., want_steps: _Optional[bool] = ..., require_signature: _Optional[bool] = ..., view_seat: _Optional[int] = ...) -> None: ...
+
+class AuditProblem(_message.Message):
+    __slots__ = ("kind", "message", "deal_number", "action_index", "move_index", "line", "reason_id")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    DEAL_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    ACTION_INDEX_FIELD_NUMBER: _ClassVar[int]
+    MOVE_INDEX_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    REASON_ID_FIELD_NUMBER: _ClassVar[int]
+    kind: VerdictKind
+    message: str
+    deal_number: int
+    action_index: int
+    move_index: int
+    line: int
+    reason_id: str
+    def __init__(self, kind: _Optional[_Union[VerdictKind, str]] = ..., message: _Optional[str] = ..., deal_number: _Optional[int] = ..., action_index: _Optional[int] = ..., move_index: _Optional[int] = ..., line: _Optional[int] = ..., reason_id: _Optional[str] = ...) -> None: ...
+
+class AuditStep(_message.Message):
+    __slots__ = ("step", "deal_number", "action_index", "actor", "text", "refused", "to_act", "table", "cards_left", "deal_over", "winner", "deal_scores", "totals", "hand")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    DEAL_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    ACTION_INDEX_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    REFUSED_FIELD_NUMBER: _ClassVar[int]
+    TO_ACT_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    CARDS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    DEAL_OVER_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    DEAL_SCORES_FIELD_NUMBER: _ClassVar[int]
+    TOTALS_FIELD_NUMBER: _ClassVar[int]
+    HAND_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    deal_number: int
+    action_index: int
+    actor: int
+    text: str
+    refused: str
+    to_act: int
+    table: _types_pb2.CardSet
+    cards_left: _containers.RepeatedScalarFieldContainer[int]
+    deal_over: bool
+    winner: int
+    deal_scores: _containers.RepeatedScalarFieldContainer[int]
+    totals: _containers.RepeatedScalarFieldContainer[int]
+    hand: _types_pb2.CardSet
+    def __init__(self, step: _Optional[int] = ..., deal_number: _Optional[int] = ..., action_index: _Optional[int] = ..., actor: _Optional[int] = ..., text: _Optional[str] = ..., refused: _Optional[str] = ..., to_act: _Optional[int] = ..., table: _Optional[_Union[_types_pb2.CardSet, _Mapping]] = ..., cards_left: _Optional[_Iterable[int]] = ..., deal_over: _Optional[bool] = ..., winner: _Optional[int] = ..., deal_scores: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., hand: _Optional[_Union[_types_pb2.CardSet, _Mapping]] = ...) -> None: ...
+
+class AuditLogResponse(_message.Message):
+    __slots__ = ("kind", "problems", "signature", "events", "steps", "deals_checked", "actions_checked", "totals")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    DEALS_CHECKED_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_CHECKED_FIELD_NUMBER: _ClassVar[int]
+    TOTALS_FIELD_NUMBER: _ClassVar[int]
+    kind: VerdictKind
+    problems: _containers.RepeatedCompositeFieldContainer[AuditProblem]
+    signature: str
+    events: _containers.RepeatedCompositeFieldContainer[_types_pb2.Event]
+    steps: _containers.RepeatedCompositeFieldContainer[AuditStep]
+    deals_checked: int
+    actions_checked: int
+    totals: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, kind: _Optional[_Union[VerdictKind, str]] = ..., problems: _Optional[_Iterable[_Union[AuditProblem, _Mapping]]] = ..., signature: _Optional[str] = ..., events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., steps: _Optional[_Iterable[_Union[AuditStep, _Mapping]]] = ..., deals_checked: _Optional[int] = ..., actions_checked: _Optional[int] = ..., totals: _Optional[_Iterable[int]] = ...) -> None: ...

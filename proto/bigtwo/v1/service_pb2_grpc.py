@@ -100,6 +100,16 @@ class BigTwoServiceStub:
                 request_serializer=bigtwo_dot_v1_dot_service__pb2.ReplayLogRequest.SerializeToString,
                 response_deserializer=bigtwo_dot_v1_dot_service__pb2.ReplayLogResponse.FromString,
                 _registered_method=True)
+        self.BotMove = channel.unary_unary(
+                '/bigtwo.v1.BigTwoService/BotMove',
+                request_serializer=bigtwo_dot_v1_dot_service__pb2.BotMoveRequest.SerializeToString,
+                response_deserializer=bigtwo_dot_v1_dot_service__pb2.BotMoveResponse.FromString,
+                _registered_method=True)
+        self.AuditLog = channel.unary_unary(
+                '/bigtwo.v1.BigTwoService/AuditLog',
+                request_serializer=bigtwo_dot_v1_dot_service__pb2.AuditLogRequest.SerializeToString,
+                response_deserializer=bigtwo_dot_v1_dot_service__pb2.AuditLogResponse.FromString,
+                _registered_method=True)
         self.PlayStream = channel.stream_stream(
                 '/bigtwo.v1.BigTwoService/PlayStream',
                 request_serializer=bigtwo_dot_v1_dot_service__pb2.PlayStreamRequest.SerializeToString,
@@ -202,6 +212,20 @@ class BigTwoServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BotMove(self, request, context):
+        """The move a computer player would make for the seat to act, from that seat's view only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AuditLog(self, request, context):
+        """Audit a replay file or a log: re-run it against the rules, check its results, chain and signature.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def PlayStream(self, request_iterator, context):
         """Open a deal, then send moves and receive their events as they happen.
         """
@@ -276,6 +300,16 @@ def add_BigTwoServiceServicer_to_server(servicer, server):
                     servicer.ReplayLog,
                     request_deserializer=bigtwo_dot_v1_dot_service__pb2.ReplayLogRequest.FromString,
                     response_serializer=bigtwo_dot_v1_dot_service__pb2.ReplayLogResponse.SerializeToString,
+            ),
+            'BotMove': grpc.unary_unary_rpc_method_handler(
+                    servicer.BotMove,
+                    request_deserializer=bigtwo_dot_v1_dot_service__pb2.BotMoveRequest.FromString,
+                    response_serializer=bigtwo_dot_v1_dot_service__pb2.BotMoveResponse.SerializeToString,
+            ),
+            'AuditLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.AuditLog,
+                    request_deserializer=bigtwo_dot_v1_dot_service__pb2.AuditLogRequest.FromString,
+                    response_serializer=bigtwo_dot_v1_dot_service__pb2.AuditLogResponse.SerializeToString,
             ),
             'PlayStream': grpc.stream_stream_rpc_method_handler(
                     servicer.PlayStream,
@@ -635,6 +669,60 @@ class BigTwoService:
             '/bigtwo.v1.BigTwoService/ReplayLog',
             bigtwo_dot_v1_dot_service__pb2.ReplayLogRequest.SerializeToString,
             bigtwo_dot_v1_dot_service__pb2.ReplayLogResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BotMove(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bigtwo.v1.BigTwoService/BotMove',
+            bigtwo_dot_v1_dot_service__pb2.BotMoveRequest.SerializeToString,
+            bigtwo_dot_v1_dot_service__pb2.BotMoveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AuditLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bigtwo.v1.BigTwoService/AuditLog',
+            bigtwo_dot_v1_dot_service__pb2.AuditLogRequest.SerializeToString,
+            bigtwo_dot_v1_dot_service__pb2.AuditLogResponse.FromString,
             options,
             channel_credentials,
             insecure,
