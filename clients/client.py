@@ -19,11 +19,13 @@ and every accepted move returns the next one. ::
             hint = client.next_hint(game)
             ...
 
-Every call has a deadline (``timeout``, default :data:`DEFAULT_TIMEOUT` seconds). A call that fails
-with ``UNAVAILABLE`` is retried with exponential backoff and jitter on the next target of the list:
-every unary RPC is a pure function of its request, and a move carries its index, so a retried
-``ApplyMove`` is judged against the caller's game again and can never be applied twice. Other
-statuses become typed exceptions (:class:`BigTwoError` and its subclasses).
+Every call has a deadline (``timeout``, default :data:`DEFAULT_TIMEOUT` seconds). A unary call that
+fails with ``UNAVAILABLE``, or with ``CANCELLED`` (what gRPC answers a call that reached a server at
+the instant it began to shut down, grpc/grpc#41785), is retried with exponential backoff and jitter
+on the next target of the list: every unary RPC is a pure function of its request, and a move
+carries its index, so a retried ``ApplyMove`` is judged against the caller's game again and can
+never be applied twice. Other statuses become typed exceptions (:class:`BigTwoError` and its
+subclasses).
 
 :class:`AsyncBigTwoClient` is the same client on ``grpc.aio``.
 """
@@ -229,6 +231,16 @@ class Readout:
 
 
 @dataclass(frozen=True, slots=True)
+class BotChoice:
+    """A bot's move for the seat to act (BotMove): apply it with ``apply_move``."""
+
+    move: Move
+    name: str
+    """The readout name of what it plays ("Pair 9"; empty for a pass)."""
+    level: str
+
+
+@dataclass(frozen=True, slots=True)
 class RulesetInfo:
     ruleset: Ruleset
     overrides: dict[str, str]
@@ -370,7 +382,8 @@ def error_from_rpc(error: Any, target: str = "") -> BigTwoError:
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """Exponential backoff with jitter, for ``UNAVAILABLE`` only. ``attempts`` counts the first try.
+    """Exponential backoff with jitter, for :data:`RETRIED_CODES` (unary calls) and for reopening a
+    broken stream. ``attempts`` counts the first try.
 
     The n-th wait is ``min(max_backoff, initial_backoff * multiplier**n)`` scaled by a random
     factor in ``[1 - jitter, 1]`` (so replicas restarted together are not hit in lockstep)."""
@@ -387,6 +400,10 @@ class RetryPolicy:
 
 
 NO_RETRY = RetryPolicy(attempts=1)
+RETRIED_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
+"""Statuses a unary call is sent again for. CANCELLED: gRPC answers it (not UNAVAILABLE) to a call
+that reached a server at the instant it began to shut down, before a handler took it
+(grpc/grpc#41785); the calls are pure functions of their requests, so resending is safe."""
 
 
 # -- connection settings -------------------------------------------------------------------------
@@ -701,6 +718,26 @@ class _Calls:
         )
 
     @staticmethod
+    def with_game(request: Any, game: pb.Game) -> Any:
+        """A copy of ``request`` with its game set (the game differs between token and log tries)."""
+        out = type(request)()
+        out.CopyFrom(request)
+        out.game.CopyFrom(game)
+        return out
+
+    @staticmethod
+    def timeout_request(bot_level: str) -> api.TimeoutMoveRequest:
+        return api.TimeoutMoveRequest(bot_level=bot_level)
+
+    @staticmethod
+    def bot_request(level: str, seed: int, simulations: int, max_ms: int) -> api.BotMoveRequest:
+        return api.BotMoveRequest(level=level, seed=seed, simulations=simulations, max_ms=max_ms)
+
+    @staticmethod
+    def bot_choice(response: api.BotMoveResponse) -> BotChoice:
+        return BotChoice(Move.parse(response.move.seat, response.move.text), response.name, response.level)
+
+    @staticmethod
     def readout(response: api.NameCardsResponse) -> Readout:
         return Readout(
             response.name,
@@ -758,6 +795,17 @@ class _Base:
         self._lock = threading.Lock()
         self.calls_made = 0
         self.retries_made = 0
+        self.cancelled_retries = 0
+        """Retries of unary calls answered CANCELLED (a server caught shutting down)."""
+
+    def _retrying(self, code: grpc.StatusCode, attempt: int, policy: RetryPolicy) -> bool:
+        """Whether a unary call that failed with ``code`` is sent again (and counts it)."""
+        if code not in RETRIED_CODES or attempt + 1 >= policy.attempts:
+            return False
+        self.retries_made += 1
+        if code is grpc.StatusCode.CANCELLED:
+            self.cancelled_retries += 1
+        return True
 
     def _index(self) -> int:
         with self._lock:
@@ -822,10 +870,9 @@ class BigTwoClient(_Base):
             try:
                 return getattr(channel.stub, method)(request, timeout=self._timeout(timeout), metadata=self._metadata)
             except grpc.RpcError as error:
-                if error.code() is grpc.StatusCode.UNAVAILABLE and attempt + 1 < policy.attempts:  # type: ignore[attr-defined]
+                if self._retrying(error.code(), attempt, policy):  # type: ignore[attr-defined]
                     time.sleep(policy.delay(attempt, self._rng))
                     attempt += 1
-                    self.retries_made += 1
                     continue
                 raise error_from_rpc(error, channel.target) from None
 
@@ -916,10 +963,29 @@ class BigTwoClient(_Base):
         response = self._game_call("NextHint", lambda g: api.NextHintRequest(game=g, after=text), game, timeout)
         return Hint(_play(response.play) if response.HasField("play") else None, response.cycle_length)
 
-    def timeout_move(self, game: GameRef, *, timeout: float | None = None) -> Move:
-        """The move a timed-out turn makes (apply it with :meth:`apply_move`)."""
-        response = self._game_call("TimeoutMove", lambda g: api.TimeoutMoveRequest(game=g), game, timeout)
+    def timeout_move(self, game: GameRef, *, bot_level: str = "", timeout: float | None = None) -> Move:
+        """The move a timed-out turn makes (apply it with :meth:`apply_move`): the rules' (HK: pass,
+        or the lowest card when leading), or with ``bot_level`` that bot's (TW)."""
+        request = _Calls.timeout_request(bot_level)
+        response = self._game_call("TimeoutMove", lambda g: _Calls.with_game(request, g), game, timeout)
         return Move.parse(response.move.seat, response.move.text)
+
+    def bot_move(
+        self,
+        game: GameRef,
+        level: str,
+        *,
+        seed: int = 0,
+        simulations: int = 0,
+        max_ms: int = 0,
+        timeout: float | None = None,
+    ) -> BotChoice:
+        """The move a bot of ``level`` (random, beginner, good, great, pro) makes for the seat to
+        act, decided by the service from that seat's view only; the same game, level and seed give
+        the same move. ``simulations`` / ``max_ms``: the pro search's budget (0: its default)."""
+        request = _Calls.bot_request(level, seed, simulations, max_ms)
+        response = self._game_call("BotMove", lambda g: _Calls.with_game(request, g), game, timeout)
+        return _Calls.bot_choice(response)
 
     def split_hand(
         self, ruleset: Ruleset, hand: str | int | Sequence[Card], *, timeout: float | None = None
@@ -1171,10 +1237,9 @@ class AsyncBigTwoClient(_Base):
                     request, timeout=self._timeout(timeout), metadata=self._metadata
                 )
             except grpc.aio.AioRpcError as error:
-                if error.code() is grpc.StatusCode.UNAVAILABLE and attempt + 1 < self.retry.attempts:
+                if self._retrying(error.code(), attempt, self.retry):
                     await asyncio.sleep(self.retry.delay(attempt, self._rng))
                     attempt += 1
-                    self.retries_made += 1
                     continue
                 raise error_from_rpc(error, channel.target) from None
 
@@ -1242,9 +1307,25 @@ class AsyncBigTwoClient(_Base):
         response = await self._game_call("NextHint", lambda g: api.NextHintRequest(game=g, after=text), game, timeout)
         return Hint(_play(response.play) if response.HasField("play") else None, response.cycle_length)
 
-    async def timeout_move(self, game: GameRef, *, timeout: float | None = None) -> Move:
-        response = await self._game_call("TimeoutMove", lambda g: api.TimeoutMoveRequest(game=g), game, timeout)
+    async def timeout_move(self, game: GameRef, *, bot_level: str = "", timeout: float | None = None) -> Move:
+        request = _Calls.timeout_request(bot_level)
+        response = await self._game_call("TimeoutMove", lambda g: _Calls.with_game(request, g), game, timeout)
         return Move.parse(response.move.seat, response.move.text)
+
+    async def bot_move(
+        self,
+        game: GameRef,
+        level: str,
+        *,
+        seed: int = 0,
+        simulations: int = 0,
+        max_ms: int = 0,
+        timeout: float | None = None,
+    ) -> BotChoice:
+        """See :meth:`BigTwoClient.bot_move`."""
+        request = _Calls.bot_request(level, seed, simulations, max_ms)
+        response = await self._game_call("BotMove", lambda g: _Calls.with_game(request, g), game, timeout)
+        return _Calls.bot_choice(response)
 
     async def name_cards(
         self, cards: str | int | Sequence[Card], *, game: GameRef, seat: int, timeout: float | None = None
@@ -1274,6 +1355,10 @@ class AsyncBigTwoClient(_Base):
         return stream
 
 
+_BROKEN_CORE = "Internal error from Core"
+"""grpc.aio's details for a stream whose connection broke under it (not a bug in the service)."""
+
+
 class AsyncPlayStream:
     """One deal over ``PlayStream`` on grpc.aio (reopened from the last token when it breaks)."""
 
@@ -1287,6 +1372,22 @@ class AsyncPlayStream:
         self._target = ""
 
     async def open(self) -> Dealt:
+        """Open the stream; a target found UNAVAILABLE is retried on the next one after a backoff
+        (the client's retry policy), like :meth:`PlayStream.open`."""
+        import asyncio
+
+        policy = self.client.retry
+        attempt = 0
+        while True:
+            try:
+                return await self._open_once()
+            except BigTwoUnavailable:
+                if attempt + 1 >= policy.attempts:
+                    raise
+                await asyncio.sleep(policy.delay(attempt, self.client._rng))
+                attempt += 1
+
+    async def _open_once(self) -> Dealt:
         await self.close()
         channel = self.client._channels[self.client._index()]
         self._target = channel.target
@@ -1306,10 +1407,23 @@ class AsyncPlayStream:
         return self.opened
 
     async def _exchange(self, request: Any) -> Any:
+        """One request, one response. A broken connection shows up as UNAVAILABLE, as a write to a
+        call that already ended (``asyncio.InvalidStateError``), or as INTERNAL "Internal error
+        from Core" from grpc.aio: all three are :class:`BigTwoUnavailable`, so :meth:`move` reopens."""
+        import asyncio
+
         try:
             await self._call.write(request)
             response = await self._call.read()
+        except asyncio.InvalidStateError as error:
+            raise BigTwoUnavailable(
+                grpc.StatusCode.UNAVAILABLE, f"the stream ended ({error})", target=self._target
+            ) from None
         except grpc.aio.AioRpcError as error:
+            if error.code() is grpc.StatusCode.INTERNAL and _BROKEN_CORE in (error.details() or ""):
+                raise BigTwoUnavailable(
+                    grpc.StatusCode.UNAVAILABLE, f"the stream broke ({error.details()})", target=self._target
+                ) from None
             raise error_from_rpc(error, self._target) from None
         if response is grpc.aio.EOF:
             raise BigTwoUnavailable(grpc.StatusCode.UNAVAILABLE, "the stream ended", target=self._target)
@@ -1332,7 +1446,7 @@ class AsyncPlayStream:
                 attempt += 1
                 self.reopened += 1
                 try:
-                    await self.open()
+                    await self._open_once()
                 except BigTwoUnavailable:
                     continue
         result = _Calls.moved(reply, self.game, index, message.text)
@@ -1370,6 +1484,7 @@ __all__ = [
     "BigTwoResourceExhausted",
     "BigTwoUnauthenticated",
     "BigTwoUnavailable",
+    "BotChoice",
     "Dealt",
     "FieldViolation",
     "GameRef",

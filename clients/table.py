@@ -16,11 +16,14 @@ match totals (SettleMatch), and writes the replay file (:mod:`bigtwo.client.repl
         standing = table.play_match()
         table.write_replay("match.toml")
 
-Bots: the service has no bot RPC, so a bot seat decides locally with :mod:`bigtwo.engine.bots`
-from its own seat's :class:`~bigtwo.engine.Observation` only. The observation comes from a local
-mirror of the deal (the :class:`~bigtwo.client.replay.ReplayWriter`'s engine, fed the moves the
-service accepted); the service stays the judge of every move, and a mirror that disagrees with it
-stops the table (:class:`TableMismatch`).
+Bots: a bot seat asks the service for its move (the BotMove RPC), which decides from that seat's
+view only; the seat's seed gives each of its turns a seed in turn, so a table replays the same way.
+``bot_seat(level, local=True)`` runs :mod:`bigtwo.engine.bots` here instead, on the seat's
+:class:`~bigtwo.engine.Observation` from the local mirror of the deal (the
+:class:`~bigtwo.client.replay.ReplayWriter`'s engine, fed the moves the service accepted). Either
+way the service stays the judge of every move, and a mirror that disagrees with it stops the table
+(:class:`TableMismatch`). ``timeout_bot`` (TW) has a bot play a timed-out turn instead of the rules'
+timeout move.
 """
 
 from __future__ import annotations
@@ -94,16 +97,23 @@ class Seat:
         return SeatInfo(self.name, self.kind, self.level)
 
 
-def bot_seat(level: str, *, name: str = "", seed: int = 0) -> Seat:
+def bot_seat(level: str, *, name: str = "", seed: int = 0, local: bool = False) -> Seat:
     """A bot at a level (``random``, ``beginner``, ``good``, ``great``, ``pro``); deterministic
-    for a seed."""
-    from bigtwo.engine.bots import bot_for
-
-    bot = bot_for(level)
+    for a seed. Its moves come from the service's BotMove RPC (one seed a turn, drawn from
+    ``seed``), or with ``local`` from :mod:`bigtwo.engine.bots` run here."""
     rng = random.Random(seed)
+    if local:
+        from bigtwo.engine.bots import bot_for
+
+        bot = bot_for(level)
+
+        def choose_here(turn: Turn) -> Move:
+            return bot.choose(turn.observation, turn.ruleset, rng)
+
+        return Seat(name or f"{level} bot", choose_here, "bot", level)
 
     def choose(turn: Turn) -> Move:
-        return bot.choose(turn.observation, turn.ruleset, rng)
+        return turn.client.bot_move(turn.game, level, seed=rng.getrandbits(63)).move
 
     return Seat(name or f"{level} bot", choose, "bot", level)
 
@@ -162,6 +172,8 @@ class Table:
     on_move: Callable[[Table, MoveResult], None] | None = None
     """Called after every accepted move (render the table here)."""
     on_refusal: Callable[[Table, int, RefusalInfo], None] | None = None
+    timeout_bot: str = ""
+    """TW: a bot level that plays a timed-out turn ("": the rules' timeout move, HK's pass or lowest card)."""
     replay_key: bytes | None = None
     """HMAC key to sign the replay file with (unsigned when None)."""
     comment: str = ""
@@ -232,14 +244,24 @@ class Table:
             )
             choice = self._ask(seat, turn)
             if choice is None:
-                return self._apply(seat, self.client.timeout_move(current.game), timeout=True)
+                return self._timed_out(seat)
             result = self._apply(seat, choice, timeout=False)
             if result.accepted:
                 return result
             refusal = result.outcome.refusal
             if refusal is not None and self.on_refusal is not None:
                 self.on_refusal(self, seat, refusal)
-        return self._apply(seat, self.client.timeout_move(current.game), timeout=True)
+        return self._timed_out(seat)
+
+    def _timed_out(self, seat: int) -> MoveResult:
+        """The timed-out turn: the rules' timeout move (recorded as ``timeout`` in the replay), or
+        with ``timeout_bot`` that bot's move (recorded as a move, with a comment: the audit checks
+        ``timeout`` actions against the rules' timeout move)."""
+        game = self.game
+        if not self.timeout_bot:
+            return self._apply(seat, self.client.timeout_move(game), timeout=True)
+        move = self.client.timeout_move(game, bot_level=self.timeout_bot)
+        return self._apply(seat, move, timeout=False, comment=f"timed out: the {self.timeout_bot} bot played")
 
     def _ask(self, seat: int, turn: Turn) -> Move | str | None:
         source = self.seats[seat].choose
@@ -251,7 +273,7 @@ class Table:
         worker.join(self.turn_timeout)
         return box[0] if box else None
 
-    def _apply(self, seat: int, choice: Move | str, *, timeout: bool) -> MoveResult:
+    def _apply(self, seat: int, choice: Move | str, *, timeout: bool, comment: str = "") -> MoveResult:
         current = self.current
         assert current is not None
         move_text = str(choice) if isinstance(choice, Move) else choice
@@ -261,7 +283,7 @@ class Table:
             result = self.client.apply_move(current.game, move_text, seat=seat)
         if result.accepted:
             try:
-                self.writer.play_text(seat, result.game.moves[-1], timeout=timeout)
+                self.writer.play_text(seat, result.game.moves[-1], timeout=timeout, comment=comment)
             except Refusal as refusal:
                 raise TableMismatch(
                     f"the service accepted {move_text!r} for seat {seat}; the mirror refused: {refusal}"
