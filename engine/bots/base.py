@@ -105,6 +105,8 @@ def state_with_hands(observation: Observation, hands: tuple[int, ...]) -> DealSt
         deal_number=deal_number(observation),
         start_sizes=(),
         scores=observation.scores,
+        face_up_card=observation.face_up_card,
+        face_up_seat=observation.face_up_seat,
     )
 
 
