@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -418,3 +419,329 @@ def test_undecodable_and_bugs_never_leak() -> None:
 
 def test_move_parse_helpers_agree_with_engine() -> None:
     assert str(Move.parse(0, "3d 3s")) == "3D 3S"
+
+
+# -- BotMove -------------------------------------------------------------------------------------
+
+BOT_PRESETS = [
+    pb.Ruleset(preset="classic"),
+    pb.Ruleset(preset="hong-kong"),
+    pb.Ruleset(preset="taiwan"),
+    pb.Ruleset(preset="pusoy-dos"),
+    pb.Ruleset(preset="web", options={"players": "3"}),
+    pb.Ruleset(preset="classic", options={"players": "2"}),
+]
+LEVELS = ("random", "beginner", "good", "great", "pro")
+
+
+def bot_request(game: pb.Game, level: str, seed: int = 7, **kwargs: Any) -> api.BotMoveRequest:
+    if level == "pro":
+        kwargs.setdefault("simulations", 24)  # a small search keeps the test fast
+    return api.BotMoveRequest(game=game, level=level, seed=seed, **kwargs)
+
+
+def play_some(server: Any, rules: pb.Ruleset, moves: int, level: str = "good") -> tuple[pb.Game, int]:
+    """A game ``moves`` moves in (chosen by a bot over the RPC), as its token; and its moves_made."""
+    reply = ok(server, "Deal", api.DealRequest(ruleset=rules, deal_code=CODE))
+    token, table = reply.state_token, reply.table
+    for number in range(moves):
+        if table.over:
+            break
+        chosen = ok(server, "BotMove", api.BotMoveRequest(game=token_game(token), level=level, seed=number)).move
+        applied = ok(server, "ApplyMove", api.ApplyMoveRequest(game=token_game(token), move=chosen))
+        assert applied.outcome.accepted, (chosen, applied.outcome)
+        token, table = applied.state_token, applied.table
+    return token_game(token), table.moves_made
+
+
+@pytest.mark.parametrize("rules", BOT_PRESETS, ids=lambda r: f"{r.preset}{dict(r.options)}")
+def test_every_bot_level_plays_an_accepted_move_under_presets(server: Any, rules: pb.Ruleset) -> None:
+    for moves in (0, 5):
+        game, made = play_some(server, rules, moves)
+        table = ok(server, "LegalMoves", api.LegalMovesRequest(game=game))
+        for level in LEVELS:
+            reply = ok(server, "BotMove", bot_request(game, level))
+            assert reply.level == level
+            assert reply.move.index == made and reply.move.seat == table.seat
+            judged = ok(server, "ValidateMove", api.ValidateMoveRequest(game=game, move=reply.move)).outcome
+            assert judged.accepted, (level, reply.move, judged.refusal)
+            assert reply.name == ("" if judged.is_pass else judged.play.name)
+
+
+def test_bot_move_is_deterministic_for_a_seed_and_validates_its_input(server: Any) -> None:
+    game, _ = play_some(server, CLASSIC, 3)
+    for level in LEVELS:
+        first = ok(server, "BotMove", bot_request(game, level, seed=11))
+        assert ok(server, "BotMove", bot_request(game, level, seed=11)) == first
+    seen = {ok(server, "BotMove", bot_request(game, "random", seed=seed)).move.text for seed in range(12)}
+    assert len(seen) > 1, "the seed matters for the random bot"
+    unknown = call(server, "BotMove", api.BotMoveRequest(game=game, level="grandmaster"))
+    assert unknown.code is grpc.StatusCode.INVALID_ARGUMENT and unknown.fields == ["level"]
+    assert all(level in unknown.message for level in LEVELS)
+    too_big = call(server, "BotMove", api.BotMoveRequest(game=game, level="pro", simulations=10**6))
+    assert too_big.code is grpc.StatusCode.INVALID_ARGUMENT and too_big.fields == ["simulations"]
+    # a game given as its log: the opening move holds the opening card
+    log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE)
+    opening = ok(server, "BotMove", bot_request(pb.Game(log=log), "great")).move
+    assert opening.index == 0 and "3D" in opening.text.split()
+
+
+def engine_moves(count: int = 10_000, pick: Any = lambda deal: deal.legal_moves()[0]) -> tuple[Deal, list[str]]:
+    """The classic deal of CODE after ``count`` moves chosen by ``pick`` (or to its end), and the moves."""
+    engine, moves = engine_deal(), []
+    while not engine.over and len(moves) < count:
+        move = pick(engine)
+        engine.do(move)
+        moves.append(str(move))
+    return engine, moves
+
+
+def test_bot_move_on_a_finished_deal_is_failed_precondition(server: Any) -> None:
+    _, moves = engine_moves()
+    log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE, moves=moves)
+    result = call(server, "BotMove", api.BotMoveRequest(game=pb.Game(log=log), level="good"))
+    assert result.code is grpc.StatusCode.FAILED_PRECONDITION and result.reason == "DEAL_OVER"
+
+
+def _permuted_hands(code: str, rules: Ruleset, moves: list[str], seed: int) -> list[str]:
+    """The deal's hands with the other seats' unplayed cards reshuffled among them (counts kept):
+    the seat to act after ``moves`` keeps its hand, and the public history stays the same."""
+    import random
+
+    from bigtwo.engine import mask_text
+
+    dealt = deal_from_code(DealCode.parse(code), rules)
+    deal = Deal.start(rules, dealt)
+    for text in moves:
+        deal.do_text(deal.to_act, text)
+    me = deal.to_act
+    others = [seat for seat in range(rules.players) if seat != me]
+    pool = [bit for seat in others for bit in range(52) if deal.hands[seat] >> bit & 1]
+    random.Random(seed).shuffle(pool)
+    hands = list(dealt.hands)
+    for seat in others:
+        played = dealt.hands[seat] & ~deal.hands[seat]
+        count = deal.hands[seat].bit_count()
+        hands[seat] = played | sum(1 << bit for bit in pool[:count])
+        pool = pool[count:]
+    assert hands != list(dealt.hands), "the hidden cards did move"
+    assert hands[me] == dealt.hands[me]
+    return [mask_text(hand) for hand in hands]
+
+
+def test_bot_move_does_not_depend_on_hidden_hands(server: Any) -> None:
+    """Two explicit deals: the same hand for the seat to act and the same public history, the other
+    seats' unplayed cards permuted among them. Every level answers the same move."""
+    rules = preset("classic")
+    _, moves = engine_moves(9, lambda deal: deal.legal_moves()[-1 if deal.moves_made % 3 else 0])
+    original = [str(hand) for hand in deal_from_code(DealCode.parse(CODE), rules).hand_texts()]
+    checked = 0
+    for permutation in range(3):
+        permuted = _permuted_hands(CODE, rules, moves, permutation)
+        games = [
+            pb.Game(log=pb.GameLog(ruleset=CLASSIC, explicit_deal=pb.ExplicitDeal(hands=hands), moves=moves))
+            for hands in (original, permuted)
+        ]
+        tables = [ok(server, "LegalMoves", api.LegalMovesRequest(game=g)) for g in games]
+        assert tables[0].seat == tables[1].seat
+        public = [ok(server, "ReplayLog", api.ReplayLogRequest(log=g.log)).table for g in games]
+        for table in public:
+            table.ClearField("deal_id")
+        assert public[0] == public[1], "same public history"
+        for level in LEVELS:
+            for seed in (1, 2):
+                answers = [ok(server, "BotMove", bot_request(g, level, seed=seed)).move for g in games]
+                assert answers[0] == answers[1], (level, seed, permutation)
+                checked += 1
+    assert checked == 3 * len(LEVELS) * 2
+
+
+def test_timeout_move_with_a_bot_level_is_that_bots_move(server: Any) -> None:
+    import random
+
+    from bigtwo.engine import observe
+    from bigtwo.engine.bots import bot_for
+
+    game, _ = play_some(server, CLASSIC, 4)
+    hk_rule = ok(server, "TimeoutMove", api.TimeoutMoveRequest(game=game)).move
+    for level in LEVELS:
+        move = ok(server, "TimeoutMove", api.TimeoutMoveRequest(game=game, bot_level=level)).move
+        judged = ok(server, "ValidateMove", api.ValidateMoveRequest(game=game, move=move)).outcome
+        assert judged.accepted and move.index == hk_rule.index and move.seat == hk_rule.seat
+    # exactly the engine bot's move with seed 0, on the seat's own observation
+    log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE, moves=["3D", "pass", "pass"])
+    engine = engine_deal()
+    for text in log.moves:
+        engine.do_text(engine.to_act, text)
+    for level in ("good", "great"):
+        expected = bot_for(level).choose(observe(engine, engine.to_act), engine.ruleset, random.Random(0))
+        move = ok(server, "TimeoutMove", api.TimeoutMoveRequest(game=pb.Game(log=log), bot_level=level)).move
+        assert (move.seat, move.text) == (expected.seat, str(expected))
+    bad = call(server, "TimeoutMove", api.TimeoutMoveRequest(game=game, bot_level="expert"))
+    assert bad.code is grpc.StatusCode.INVALID_ARGUMENT and bad.fields == ["bot_level"]
+
+
+def test_bot_moves_are_counted() -> None:
+    from prometheus_client import REGISTRY
+
+    hosting = Hosting(make_core(), log_calls=False)
+    server = grpc_testing.server_from_dictionary({SERVICE: hosting.servicer()}, grpc_testing.strict_real_time())
+
+    def count() -> float:
+        return REGISTRY.get_sample_value("bigtwo_bot_moves_total", {"method": "BotMove", "level": "great"}) or 0.0
+
+    before = count()
+    log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE)
+    ok(server, "BotMove", api.BotMoveRequest(game=pb.Game(log=log), level="great"))
+    assert count() == before + 1
+
+
+# -- NameCards: bad and repeated cards are answers -----------------------------------------------
+
+
+def test_name_cards_bad_and_repeated_cards_are_refusals_with_ok_status(server: Any) -> None:
+    repeated = ok(server, "NameCards", api.NameCardsRequest(ruleset=CLASSIC, cards="3D 3D"))
+    assert not repeated.playable and repeated.refusal.reason_id == "not-in-hand"
+    bad = ok(server, "NameCards", api.NameCardsRequest(ruleset=CLASSIC, cards="3X", table="KS"))
+    assert not bad.playable and bad.refusal.reason_id == "bad-card"
+    # ruleset order: bad-card / not-in-hand, then wrong-size, own reason, does-not-beat
+    assert (
+        ok(server, "NameCards", api.NameCardsRequest(ruleset=CLASSIC, cards="3D 3D 4D", table="KS")).refusal.reason_id
+        == "not-in-hand"
+    )
+    assert (
+        ok(server, "NameCards", api.NameCardsRequest(ruleset=CLASSIC, cards="3D 4D", table="KS")).refusal.reason_id
+        == "wrong-size"
+    )
+    assert (
+        ok(server, "NameCards", api.NameCardsRequest(ruleset=CLASSIC, cards="3D 4D")).refusal.reason_id
+        == "not-a-combination"
+    )
+    # a game: RULES.md's order for the seat (not-your-turn before bad-card / not-in-hand)
+    game = pb.Game(log=pb.GameLog(ruleset=CLASSIC, deal_code=CODE))
+    engine = engine_deal()
+    to_act, other = engine.to_act, (engine.to_act + 1) % 4
+    own = [str(card) for card in engine.hand(to_act)]
+    assert (
+        ok(server, "NameCards", api.NameCardsRequest(game=game, seat=other, cards="3X")).refusal.reason_id
+        == "not-your-turn"
+    )
+    twice = ok(server, "NameCards", api.NameCardsRequest(game=game, seat=to_act, cards=f"{own[0]} {own[0]}"))
+    assert twice.refusal.reason_id == "not-in-hand" and "ending now" in twice.ending_now
+    assert (
+        ok(server, "NameCards", api.NameCardsRequest(game=game, seat=to_act, cards="3X")).refusal.reason_id
+        == "bad-card"
+    )
+    # card text that is an input field, not a move, is still INVALID_ARGUMENT on its field
+    table = call(server, "NameCards", api.NameCardsRequest(ruleset=CLASSIC, cards="3D", table="KS KS"))
+    assert table.code is grpc.StatusCode.INVALID_ARGUMENT and table.fields == ["table"]
+    position = api.LegalMovesRequest(position=api.HandPosition(ruleset=CLASSIC, hand="3D 3D 4C"))
+    hand = call(server, "LegalMoves", position)
+    assert hand.code is grpc.StatusCode.INVALID_ARGUMENT and hand.fields == ["position.hand"]
+    split = call(server, "SplitHand", api.SplitHandRequest(ruleset=CLASSIC, hand="5H 5H"))
+    assert split.code is grpc.StatusCode.INVALID_ARGUMENT and split.fields == ["hand"]
+
+
+# -- AuditLog ------------------------------------------------------------------------------------
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+@pytest.fixture
+def golden_server() -> Any:
+    """A service whose signing key is the one the golden files were signed with."""
+    key = (GOLDEN / "test-signing-key").read_text().strip()
+    hosting = Hosting(make_core(key), log_calls=False)
+    return grpc_testing.server_from_dictionary({SERVICE: hosting.servicer()}, grpc_testing.strict_real_time())
+
+
+def audit(server: Any, **kwargs: Any) -> api.AuditLogResponse:
+    return ok(server, "AuditLog", api.AuditLogRequest(**kwargs))
+
+
+def test_audit_golden_files_are_valid(golden_server: Any) -> None:
+    for path in sorted(GOLDEN.glob("*.toml")):
+        text = path.read_text()
+        signed = "signature = " in text
+        reply = audit(golden_server, replay_toml=text, require_signature=signed)
+        assert reply.kind == api.VERDICT_KIND_VALID, (path.name, reply.problems)
+        assert reply.signature == ("valid" if signed else "unsigned")
+        assert reply.deals_checked >= 1 and reply.actions_checked > 0 and not reply.problems
+        assert any(event.HasField("deal_started") for event in reply.events)
+        assert not reply.steps, "steps only when asked"
+    match = audit(golden_server, replay_toml=(GOLDEN / "match-4-deals.toml").read_text())
+    assert match.deals_checked == 4 and len(match.totals) == 4 and any(match.totals)
+
+
+def test_audit_tampered_files_get_the_right_verdict(golden_server: Any, server: Any) -> None:
+    text = (GOLDEN / "match-4-deals.toml").read_text()
+    illegal = audit(golden_server, replay_toml=text.replace('"p2 pass"', '"p2 2S"', 1))
+    assert illegal.kind == api.VERDICT_KIND_ILLEGAL_MOVE
+    first = illegal.problems[0]
+    assert first.kind == api.VERDICT_KIND_ILLEGAL_MOVE and first.reason_id == "not-in-hand"
+    assert first.deal_number == 1 and first.HasField("action_index") and first.HasField("move_index")
+    assert first.line > 0
+    forged = text.replace('signature = "hmac-sha256:1', 'signature = "hmac-sha256:2')
+    bad = audit(golden_server, replay_toml=forged)
+    assert bad.kind == api.VERDICT_KIND_BAD_SIGNATURE and bad.signature == "bad"
+    foreign = audit(server, replay_toml=text)  # signed with another key than this service's
+    assert foreign.kind == api.VERDICT_KIND_BAD_SIGNATURE and foreign.signature == "bad"
+    unsigned = (GOLDEN / "classic-4p.toml").read_text()
+    required = audit(golden_server, replay_toml=unsigned, require_signature=True)
+    assert required.kind == api.VERDICT_KIND_BAD_SIGNATURE and required.signature == "unsigned"
+    broken = audit(golden_server, replay_toml="[format\nversion = 1")
+    assert broken.kind == api.VERDICT_KIND_FORMAT_ERROR and not broken.events
+    assert broken.problems[0].kind == api.VERDICT_KIND_FORMAT_ERROR
+
+
+def test_audit_steps_carry_no_hidden_hands(golden_server: Any) -> None:
+    text = (GOLDEN / "classic-4p.toml").read_text()
+    public = audit(golden_server, replay_toml=text, want_steps=True)
+    assert public.kind == api.VERDICT_KIND_VALID and len(public.steps) == public.actions_checked + public.deals_checked
+    assert all(not step.hand.text and not step.hand.mask for step in public.steps)
+    for event in public.events:
+        if event.HasField("deal_started"):
+            assert all(not hand.mask for hand in event.deal_started.hands)
+    first = public.steps[0]
+    assert not first.HasField("actor") and not first.HasField("action_index") and first.text.startswith("deal")
+    assert list(public.steps[-1].totals) == list(public.totals) and public.steps[-1].deal_over
+    seat = 2
+    seen = audit(golden_server, replay_toml=text, want_steps=True, view_seat=seat)
+    dealt = 0
+    for step in seen.steps:
+        if not step.HasField("action_index"):  # a deal starts: the seat's dealt hand
+            dealt = step.hand.mask
+            assert dealt
+        assert step.hand.mask & ~dealt == 0, "only the viewing seat's own cards"
+        assert step.hand.mask.bit_count() == step.cards_left[seat]
+    started = next(e.deal_started for e in seen.events if e.HasField("deal_started"))
+    assert [bool(hand.mask) for hand in started.hands] == [s == seat for s in range(4)]
+
+
+def test_audit_a_game_log_and_limits(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine, moves = engine_moves(6)
+    log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE, moves=moves)
+    valid = audit(server, game_log=log)
+    assert valid.kind == api.VERDICT_KIND_VALID and valid.signature == "unsigned" and valid.deals_checked == 1
+    refused = pb.GameLog(ruleset=CLASSIC, deal_code=CODE, moves=[*moves, "pass" if engine.leading else "3D"])
+    illegal = audit(server, game_log=refused)
+    assert illegal.kind == api.VERDICT_KIND_ILLEGAL_MOVE and illegal.problems[0].move_index == len(moves)
+    no_cards = call(
+        server, "AuditLog", api.AuditLogRequest(game_log=pb.GameLog(ruleset=CLASSIC, deal_code=CODE, moves=["3X"]))
+    )
+    assert no_cards.code is grpc.StatusCode.INVALID_ARGUMENT and no_cards.fields == ["game_log.moves[0]"]
+    bad_rules = call(
+        server, "AuditLog", api.AuditLogRequest(game_log=pb.GameLog(ruleset=pb.Ruleset(preset="x"), deal_code=CODE))
+    )
+    assert bad_rules.code is grpc.StatusCode.INVALID_ARGUMENT and bad_rules.fields == ["game_log.ruleset.preset"]
+    assert call(server, "AuditLog", api.AuditLogRequest()).code is grpc.StatusCode.INVALID_ARGUMENT
+    from bigtwo.service import core
+
+    text = (GOLDEN / "match-4-deals.toml").read_text()
+    monkeypatch.setattr(core, "MAX_AUDIT_STEPS", 100)
+    steps = call(server, "AuditLog", api.AuditLogRequest(replay_toml=text, want_steps=True))
+    assert steps.code is grpc.StatusCode.RESOURCE_EXHAUSTED and steps.reason == "AUDIT_TOO_LARGE"
+    assert audit(server, replay_toml=text).deals_checked == 4, "without steps it fits"
+    monkeypatch.setattr(core, "MAX_AUDIT_ACTIONS", 100)
+    too_many = call(server, "AuditLog", api.AuditLogRequest(replay_toml=text))
+    assert too_many.code is grpc.StatusCode.RESOURCE_EXHAUSTED
