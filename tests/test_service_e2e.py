@@ -426,3 +426,48 @@ def test_mutual_tls(tmp_path: Path) -> None:
         assert '"mutual_tls": true' in server.log()
     finally:
         server.stop()
+
+
+def test_bot_move_and_audit_log_on_real_servers(
+    stubs: tuple[Any, Any], servers: tuple[ServerProcess, ServerProcess]
+) -> None:
+    """BotMove plays a whole deal on both servers (aio runs it off the event loop); AuditLog checks
+    the deal's log and a replay file signed with the servers' key."""
+    from bigtwo.client.replay import dumps, loads, sign
+
+    levels = ["great", "random", "pro", "good"]
+    for stub in stubs:
+        reply = stub.Deal(api.DealRequest(ruleset=CLASSIC, deal_code=CODE))
+        token, table, moves = reply.state_token, reply.table, []
+        while not table.over:
+            level = levels[table.to_act]
+            request = api.BotMoveRequest(game=pb.Game(state_token=token), level=level, seed=len(moves))
+            if level == "pro":
+                request.simulations = 40
+            chosen = stub.BotMove(request, timeout=30)
+            assert chosen.level == level and chosen.move.index == table.moves_made
+            applied = stub.ApplyMove(api.ApplyMoveRequest(game=pb.Game(state_token=token), move=chosen.move))
+            assert applied.outcome.accepted
+            token, table = applied.state_token, applied.table
+            moves.append(chosen.move.text)
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.BotMove(api.BotMoveRequest(game=pb.Game(state_token=token), level="great"))
+        assert caught.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.BotMove(api.BotMoveRequest(game=pb.Game(state_token=token), level="wizard"))
+        assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT and "valid levels" in caught.value.details()
+        log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE, moves=moves)
+        verdict = stub.AuditLog(api.AuditLogRequest(game_log=log, want_steps=True, view_seat=0))
+        assert verdict.kind == api.VERDICT_KIND_VALID and verdict.signature == "unsigned"
+        assert verdict.steps[-1].deal_over and verdict.steps[-1].winner == table.winner
+        text = (ROOT / "tests" / "golden" / "match-4-deals.toml").read_text()
+        signed = dumps(sign(loads(text), KEY_A.encode()))
+        verdict = stub.AuditLog(api.AuditLogRequest(replay_toml=signed, require_signature=True))
+        assert verdict.kind == api.VERDICT_KIND_VALID and verdict.signature == "valid", verdict.problems
+        assert verdict.deals_checked == 4
+        tampered = stub.AuditLog(api.AuditLogRequest(replay_toml=signed.replace('"p2 pass"', '"p2 2S"', 1)))
+        assert tampered.kind == api.VERDICT_KIND_ILLEGAL_MOVE
+    for server in servers:
+        log = server.log()
+        assert "Traceback" not in log and '"code": "INTERNAL"' not in log
+        assert '"method": "BotMove"' in log and '"method": "AuditLog"' in log
