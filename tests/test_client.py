@@ -12,11 +12,14 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import grpc
 import pytest
 from bigtwo.client import (
     AsyncBigTwoClient,
     BigTwoClient,
+    BigTwoError,
     BigTwoFailedPrecondition,
     BigTwoInvalidArgument,
     BigTwoUnauthenticated,
@@ -281,3 +284,162 @@ def test_examples_run_against_a_real_server(server: Server, tmp_path: Path, scri
     done = subprocess.run(args, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert expect in done.stdout
+
+
+# -- bots over the service, TW timeouts ----------------------------------------------------------
+
+
+def test_bot_move_sync_async_and_a_table_of_service_bots(server: Server) -> None:
+    from bigtwo.client import BigTwoInvalidArgument as Invalid
+
+    game = GameRef(RULES, deal_code=CODE)
+    with BigTwoClient(server.target) as client:
+        choice = client.bot_move(game, "great", seed=3)
+        assert choice.level == "great" and choice.move.seat == 0 and "3D" in str(choice.move).split()
+        assert choice.name and client.bot_move(game, "great", seed=3) == choice
+        assert client.validate_move(game, choice.move).accepted
+        pro = client.bot_move(game, "pro", seed=1, simulations=30)
+        assert client.validate_move(game, pro.move).accepted
+        with pytest.raises(Invalid) as caught:
+            client.bot_move(game, "grandmaster")
+        assert caught.value.violations[0].field == "level"
+        assert client.validate_move(game, client.timeout_move(game, bot_level="great")).accepted
+
+    async def async_choice() -> tuple[str, str]:
+        async with AsyncBigTwoClient(server.target) as client:
+            choice = await client.bot_move(game, "great", seed=3)
+            timed_out = await client.timeout_move(game, bot_level="good")
+            return str(choice.move), str(timed_out)
+
+    with BigTwoClient(server.target) as client:
+        expected = (str(client.bot_move(game, "great", seed=3).move), str(client.timeout_move(game, bot_level="good")))
+    assert asyncio.run(async_choice()) == expected
+
+    # A table of bots served by the RPC, the TW policy for a seat that times out, and the local path.
+    with BigTwoClient(server.target) as client:
+        seats = [script_seat([]), bot_seat("good", seed=1), bot_seat("great", seed=2), bot_seat("random", seed=3)]
+        table = Table(client, RULES, seats, timeout_bot="great")
+        assert table.play_deal(CODE).table.over
+        text = table.replay_text()
+        assert "timeout" not in text.split("actions")[1] and "timed out: the great bot played" in text
+        assert audit_log(loads(text)).kind.value == "valid"
+        local = Table(client, RULES, [bot_seat("good", seed=s, local=True) for s in range(4)])
+        assert local.play_deal(CODE).table.over
+
+
+# -- retries: CANCELLED for unary calls, the async stream ----------------------------------------
+
+
+class _Cancelled(grpc.RpcError):
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.CANCELLED
+
+    def details(self) -> str:
+        return "Cancelled"
+
+    def trailing_metadata(self) -> None:
+        return None
+
+
+def test_unary_calls_are_sent_again_after_cancelled() -> None:
+    """gRPC answers CANCELLED to a call that reaches a server at the instant it shuts down
+    (grpc/grpc#41785): the client sends it again, like UNAVAILABLE."""
+    from bigtwo.v1 import service_pb2 as api
+
+    answers: list[Any] = [_Cancelled(), _Cancelled(), api.ListPresetsResponse()]
+
+    class Stub:
+        def ListPresets(self, request: Any, **kwargs: Any) -> Any:
+            answer = answers.pop(0)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+    policy = RetryPolicy(attempts=4, initial_backoff=0.001, max_backoff=0.002)
+    with BigTwoClient("127.0.0.1:1,127.0.0.1:2", retry=policy) as client:
+        for channel in client._channels:
+            channel.stub = Stub()
+        assert client.list_presets() == []
+        assert client.retries_made == 2 and client.cancelled_retries == 2
+        answers[:] = [_Cancelled()] * 4
+        with pytest.raises(BigTwoError) as caught:
+            client.list_presets()
+        assert caught.value.code is grpc.StatusCode.CANCELLED, "after every attempt it surfaces"
+
+    async def aio() -> tuple[int, int]:
+        calls = [0]
+
+        async def list_presets(request: Any, **kwargs: Any) -> Any:
+            calls[0] += 1
+            if calls[0] == 1:
+                raise grpc.aio.AioRpcError(
+                    grpc.StatusCode.CANCELLED, grpc.aio.Metadata(), grpc.aio.Metadata(), "Cancelled"
+                )
+            return api.ListPresetsResponse()
+
+        async with AsyncBigTwoClient("127.0.0.1:1", retry=policy) as client:
+            client._channels[0].stub = type("Stub", (), {"ListPresets": staticmethod(list_presets)})()
+            await client.list_presets()
+            return client.cancelled_retries, calls[0]
+
+    assert asyncio.run(aio()) == (1, 2)
+
+
+def test_async_stream_maps_a_broken_connection_to_unavailable() -> None:
+    from bigtwo.client.client import AsyncPlayStream, BigTwoInternal
+    from bigtwo.v1 import service_pb2 as api
+
+    class Call:
+        def __init__(self, error: BaseException) -> None:
+            self.error = error
+
+        async def write(self, request: Any) -> None:
+            raise self.error
+
+        async def read(self) -> Any:  # pragma: no cover - write fails first
+            raise AssertionError
+
+        def cancel(self) -> None:
+            pass
+
+    def broken(details: str) -> grpc.aio.AioRpcError:
+        return grpc.aio.AioRpcError(grpc.StatusCode.INTERNAL, grpc.aio.Metadata(), grpc.aio.Metadata(), details)
+
+    async def exchange(error: BaseException) -> BaseException:
+        async with AsyncBigTwoClient("127.0.0.1:1") as client:
+            stream = AsyncPlayStream(client, GameRef(RULES, deal_code=CODE), None)
+            stream._call = Call(error)
+            try:
+                await stream._exchange(api.PlayStreamRequest())
+            except BigTwoError as raised:
+                return raised
+            raise AssertionError("no error")
+
+    assert isinstance(asyncio.run(exchange(asyncio.InvalidStateError("RPC already finished."))), BigTwoUnavailable)
+    assert isinstance(asyncio.run(exchange(broken("Internal error from Core"))), BigTwoUnavailable)
+    assert isinstance(asyncio.run(exchange(broken("a real bug (request id 1)"))), BigTwoInternal)
+
+
+def test_async_stream_open_retries_until_the_server_is_up(tmp_path: Path) -> None:
+    from service_support import free_port
+
+    port = free_port()
+    started: list[Server] = []
+    timer = threading.Timer(1.0, lambda: started.append(Server(tmp_path, port=port)))
+    timer.start()
+
+    async def play() -> tuple[int, bool]:
+        policy = RetryPolicy(attempts=40, initial_backoff=0.1, max_backoff=0.5)
+        async with AsyncBigTwoClient(f"127.0.0.1:{port}", retry=policy) as client:
+            stream = await client.play_stream(GameRef(RULES, deal_code=CODE))
+            async with stream:
+                assert stream.opened is not None
+                result = await stream.move(Move.parse(stream.opened.table.to_act, "3D"))
+                return result.index, result.accepted
+
+    try:
+        assert asyncio.run(play()) == (0, True)
+    finally:
+        timer.join()
+        for srv in started:
+            srv.stop()
