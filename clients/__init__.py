@@ -22,6 +22,7 @@ _CLIENT_NAMES = frozenset(
         "BigTwoResourceExhausted",
         "BigTwoUnauthenticated",
         "BigTwoUnavailable",
+        "BotChoice",
         "Dealt",
         "GameRef",
         "MoveResult",
