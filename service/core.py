@@ -662,9 +662,11 @@ class Core:
     def audit_log(self, request: api.AuditLogRequest, info: CallInfo) -> api.AuditLogResponse:
         """Audit a replay file (or one deal's log) with ``bigtwo.client.replay``: the replay format
         and its checker live there, as pure modules; imported on first use. The signature is checked
-        with the service's signing key."""
+        with the service's keys (the signing key and every verification key)."""
         from bigtwo.client import replay
 
+        # Every verification key counts, so files signed before a key rotation still verify.
+        keys = (self.codec.keys.signing_key, *self.codec.keys.verifying.values())
         key = self.codec.keys.signing_key
         which = request.WhichOneof("source")
         if which == "replay_toml":
@@ -696,7 +698,7 @@ class Core:
         info.preset = log.ruleset.preset
         if log.deals:
             info.deal_id = log.deals[0].code or "explicit"
-        verdict = replay.audit_log(log, key, views=request.want_steps, require_signature=request.require_signature)
+        verdict = replay.audit_log(log, keys, views=request.want_steps, require_signature=request.require_signature)
         return cv.audit_to_pb(verdict, log, view_seat)
 
     def _replay_of(self, message: pb.GameLog, path: str, info: CallInfo) -> Any:

@@ -369,6 +369,13 @@ def test_signatures() -> None:
     assert audit_log(loads(text.replace("hmac-sha256:", "rot13:", 1)), KEY).kind is VerdictKind.BAD_SIGNATURE
 
 
+def test_signatures_survive_key_rotation() -> None:
+    """A file signed before a rotation verifies with the new key ring (new key first, old kept)."""
+    log = loads(_text("match-4-deals.toml"))
+    assert audit_log(log, [b"the new signing key", KEY]).signature is SignatureStatus.VALID
+    assert audit_log(log, [b"the new signing key"]).signature is SignatureStatus.BAD
+
+
 def test_context_is_checked() -> None:
     text = _text("hong-kong.toml")
     log = loads(text)

@@ -17,6 +17,7 @@ The verdict's kind is the first problem found (``VALID`` when none); every probl
 from __future__ import annotations
 
 import hmac
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -613,11 +614,16 @@ def _show(value: object) -> str:
 
 
 def audit_log(
-    log: GameLog, key: bytes | None = None, *, views: bool = True, require_signature: bool = False
+    log: GameLog,
+    key: bytes | Sequence[bytes] | None = None,
+    *,
+    views: bool = True,
+    require_signature: bool = False,
 ) -> AuditVerdict:
     """Re-run ``log`` through the engine and check its results, chain and signature.
 
-    ``key``: the signing key (bytes) to verify the signature with; ``views``: build the per-step
+    ``key``: the key (bytes) to verify the signature with, or several (key rotation: the signature
+    is valid when any of them made it); ``views``: build the per-step
     views (skip them for bulk audits); ``require_signature``: an unsigned file is ``BAD_SIGNATURE``.
     """
     auditor = _Auditor(log, views)
@@ -649,9 +655,9 @@ def audit_log(
         problems.append(
             Problem(VerdictKind.BAD_SIGNATURE, f"unknown signature scheme (expected {SIGNATURE_SCHEME}:...)")
         )
-    elif key is None:
+    elif not (keys := [key] if isinstance(key, bytes) else list(key or ())):
         status = SignatureStatus.NOT_CHECKED
-    elif hmac.compare_digest(log.signature, signature_for(head, key)):
+    elif any(hmac.compare_digest(log.signature, signature_for(head, one)) for one in keys):
         status = SignatureStatus.VALID
     else:
         status = SignatureStatus.BAD
@@ -670,7 +676,11 @@ def audit_log(
 
 
 def audit_text(
-    text: str, key: bytes | None = None, *, views: bool = False, require_signature: bool = False
+    text: str,
+    key: bytes | Sequence[bytes] | None = None,
+    *,
+    views: bool = False,
+    require_signature: bool = False,
 ) -> AuditVerdict:
     """Parse and audit a replay file's text; a file that does not parse is ``FORMAT_ERROR``."""
     try:
