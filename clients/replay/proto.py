@@ -46,9 +46,12 @@ def game_log_from_pb(message: Any, seats: list[SeatInfo] | None = None) -> GameL
     previous = context.previous_winner if context.HasField("previous_winner") else None
     deal = _start(writer, code, hands, DealContext(number, previous, frozenset(context.empty_seats)))
     for text in message.moves:
-        seat = deal.to_act
         try:
-            writer.play(Move.parse(seat, text))
+            move = Move.parse(deal.to_act, text)
+        except Refusal:
+            break  # text that is no card cannot be written down as cards; callers refuse it first
+        try:
+            writer.play(move)
         except Refusal:
             # keep the refused move as a plain action: the audit names it as the first illegal move
             open_deal = writer._deals[-1]
