@@ -131,6 +131,9 @@ class Deal:
 
     __slots__ = (
         "_events",
+        "_highest_single",
+        "_may_play_again",
+        "_no_single_two_out",
         "deal_number",
         "face_up_card",
         "face_up_seat",
@@ -156,6 +159,10 @@ class Deal:
         self.ruleset = ruleset
         self.tables: RuleTables = tables_for(ruleset)
         self.players = ruleset.players
+        # The options the hot paths ask about on every move, looked up once.
+        self._may_play_again = ruleset.after_pass is AfterPass.MAY_PLAY_AGAIN
+        self._highest_single = ruleset.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE
+        self._no_single_two_out = ruleset.single_two_last is SingleTwoLast.FORBIDDEN
         self.hands: list[int] = [0] * self.players
         self.start_sizes: tuple[int, ...] = (0,) * self.players
         self.to_act = 0
@@ -368,15 +375,14 @@ class Deal:
         if play.kind is not Kind.SINGLE:
             return
         hand = self.hands[seat]
-        rules = self.ruleset
         if (
-            rules.single_two_last is SingleTwoLast.FORBIDDEN
+            self._no_single_two_out
             and self.table is not None
             and hand == play.mask
             and play.mask & TWOS
         ):
             raise SingleTwoLastError("You can't go out on a single 2")
-        if rules.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE:
+        if self._highest_single:
             next_seat = (seat + 1) % self.players
             if self.hands[next_seat].bit_count() == 1:
                 highest = self.tables.highest_card_in(hand)
@@ -449,7 +455,7 @@ class Deal:
             self.last_player = seat
             self.opening_card = -1
             self.moves_made = event.move_index + 1
-            if self.ruleset.after_pass is AfterPass.MAY_PLAY_AGAIN:
+            if self._may_play_again:
                 self.passes = 0
                 self.passed = 0
             self.to_act = self._next_in_trick(seat)
@@ -486,7 +492,7 @@ class Deal:
 
     def _next_in_trick(self, seat: int) -> int:
         players = self.players
-        if self.ruleset.after_pass is AfterPass.MAY_PLAY_AGAIN:
+        if self._may_play_again:
             return (seat + 1) % players
         for offset in range(1, players):
             other = (seat + offset) % players
@@ -511,14 +517,10 @@ class Deal:
         if self.opening_card >= 0:
             bit = 1 << self.opening_card
             plays = [p for p in plays if p & bit]
-        rules = self.ruleset
-        if (
-            rules.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE
-            and self.hands[(seat + 1) % self.players].bit_count() == 1
-        ):
+        if self._highest_single and self.hands[(seat + 1) % self.players].bit_count() == 1:
             highest = 1 << self.tables.highest_card_in(hand)
             plays = [p for p in plays if (p & CARD_MASK).bit_count() != 1 or p & CARD_MASK == highest]
-        if rules.single_two_last is SingleTwoLast.FORBIDDEN and table is not None and hand.bit_count() == 1:
+        if self._no_single_two_out and table is not None and hand.bit_count() == 1:
             plays = [p for p in plays if not (p & CARD_MASK & TWOS)]
         return plays
 
