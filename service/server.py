@@ -8,8 +8,8 @@ connections, not calls, across them) and serves their merged metrics from the pa
 from __future__ import annotations
 
 import argparse
-import gc
 import asyncio
+import gc
 import multiprocessing
 import os
 import signal
