@@ -99,6 +99,25 @@ def random_deal(ruleset: Ruleset, seed: int, rng: random.Random) -> LoggedDeal:
     return LoggedDeal(dealt, tuple(moves))
 
 
+def self_play(ruleset: Ruleset, seed: int, rng: random.Random) -> int:
+    """Play the deal of ``DealCode(seed)`` to its end, each seat choosing uniformly among its legal
+    moves (pass included when following), every move verified and applied; returns the moves made.
+    The mask-level calls skip building ``Card`` objects and move text, nothing else."""
+    deal = Deal.start(ruleset, deal_from_code(DealCode(seed), ruleset))
+    made = 0
+    while not deal.over:
+        options = deal.legal_encoded()
+        if deal.table is not None:
+            options.append(0)  # pass
+        choice = rng.choice(options) & CARD_MASK
+        if choice:
+            deal.play_mask(deal.to_act, choice)
+        else:
+            deal.pass_turn(deal.to_act)
+        made += 1
+    return made
+
+
 def replay_logged(ruleset: Ruleset, logged: LoggedDeal) -> Deal:
     """Re-verify and apply a logged deal from scratch, move by move."""
     deal = Deal.start(ruleset, logged.dealt)
@@ -129,7 +148,7 @@ def bench_selfplay(ruleset: Ruleset, runs: int, deals: int = SELFPLAY_DEALS_PER_
     def work() -> int:
         rng = random.Random(BASE_SEED)
         for i in range(deals):
-            random_deal(ruleset, BASE_SEED + i, rng)
+            self_play(ruleset, BASE_SEED + i, rng)
         return deals
 
     return median_rate(work, runs)

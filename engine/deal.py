@@ -345,6 +345,17 @@ class Deal:
         play = self.verify(move)
         return self._commit(move.seat, play)
 
+    def play_mask(self, seat: int, mask: int) -> tuple[Event, ...]:
+        """Verify and apply a play given as a card mask: :meth:`do` without building ``Card``
+        objects, for search and self-play. Verification is the same; pass with :meth:`pass_turn`."""
+        self._check_turn(seat, is_pass=False)
+        return self._commit(seat, self._verify_mask(seat, mask))
+
+    def pass_turn(self, seat: int) -> tuple[Event, ...]:
+        """Verify and apply a pass."""
+        self._check_turn(seat, is_pass=True)
+        return self._commit(seat, None)
+
     def do_text(self, seat: int, text: str) -> tuple[Event, ...]:
         play = self.verify_text(seat, text)
         return self._commit(seat, play)
