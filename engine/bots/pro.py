@@ -145,7 +145,10 @@ def play_out(deal: Deal, policy: OrderFn, max_moves: int = 400) -> int:
             return made
         view = view_in_deal(deal)
         mask = finalize(view, policy(view))
-        deal.do(Move.pass_(view.seat) if mask == 0 else Move.from_mask(view.seat, mask))
+        if mask:
+            deal.play_mask(view.seat, mask)
+        else:
+            deal.pass_turn(view.seat)
     return max_moves
 
 
@@ -210,7 +213,10 @@ class ProBot:
             values = []
             for mask in cands:
                 deal = base.clone()
-                deal.do(Move.pass_(seat) if mask == 0 else Move.from_mask(seat, mask))
+                if mask:
+                    deal.play_mask(seat, mask)
+                else:
+                    deal.pass_turn(seat)
                 self.last_steps += play_out(deal, self.policy) + 1
                 values.append(utility(ruleset, deal, seat))
                 self.last_rollouts += 1
