@@ -5,7 +5,7 @@ Start here::
     from bigtwo.engine import Ruleset, DealCode, deal_from_code, Deal, Move
 
     rules = Ruleset.from_mapping({"preset": "hong-kong"})
-    deal = Deal.start(rules, deal_from_code(DealCode.parse("7K3M9QX2AB4HZ"), rules))
+    deal = Deal.start(rules, deal_from_code(DealCode.parse("7K3M9QX2AB4H8"), rules))
     deal.verify(Move.play(deal.to_act, "3D"))   # raises a Refusal naming its RULES.md reason
     events = deal.do(Move.play(deal.to_act, "3D"))
 """

@@ -55,7 +55,7 @@ def _check_symbol(symbols: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class DealCode:
-    """A shareable deal code such as ``7K3M9QX2AB4HZ``; text is case-insensitive, dashes ignored."""
+    """A shareable deal code such as ``7K3M9QX2AB4H8``; text is case-insensitive, dashes ignored."""
 
     seed: int
 
@@ -80,7 +80,7 @@ class DealCode:
         expected = SEED_SYMBOLS + 1
         if len(cleaned) != expected:
             raise DealCodeError(
-                text, f"deal code {text!r} has {len(cleaned)} symbols; a deal code has {expected} (e.g. 7K3M9QX2AB4HZ)"
+                text, f"deal code {text!r} has {len(cleaned)} symbols; a deal code has {expected} (e.g. 7K3M9QX2AB4H8)"
             )
         bad = [ch for ch in cleaned if ch not in _DECODE]
         if bad:

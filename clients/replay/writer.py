@@ -97,7 +97,7 @@ class ReplayWriter:
     """Record a match as it is played::
 
     writer = ReplayWriter(rules, [SeatInfo("Ann"), SeatInfo("Bo", "bot", 3), ...])
-    deal = writer.start_deal(DealCode.parse("7K3M9QX2AB4HZ"))
+    deal = writer.start_deal(DealCode.parse("7K3M9QX2AB4H8"))
     writer.play(Move.play(deal.to_act, "3D"))      # a refusal is recorded, then re-raised
     ...
     text = dumps(writer.log(key))                    # sealed; signed when key is given
