@@ -224,8 +224,26 @@ def iter_indices(mask: int) -> Iterator[int]:
 
 def mask_text(mask: int) -> str:
     """Canonical text of a set of cards: ascending by rank then D C H S, space-separated."""
-    return " ".join(_CARD_TEXT[i] for i in iter_indices(mask))
+    # A byte at a time (two ranks): the service writes the played cards' text on every move.
+    parts = []
+    chunk = 0
+    while mask:
+        byte = mask & 0xFF
+        if byte:
+            parts.append(_BYTE_TEXT[chunk][byte])
+        mask >>= 8
+        chunk += 1
+    return " ".join(parts)
 
 
 def count(mask: int) -> int:
     return mask.bit_count()
+
+
+_BYTE_TEXT: tuple[tuple[str, ...], ...] = tuple(
+    tuple(
+        " ".join(_CARD_TEXT[8 * chunk + bit] for bit in range(8) if byte >> bit & 1 and 8 * chunk + bit < 52)
+        for byte in range(256)
+    )
+    for chunk in range(7)
+)

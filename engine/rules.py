@@ -11,7 +11,7 @@ import hashlib
 import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum, StrEnum
 from typing import Any, TypeVar
 
@@ -152,6 +152,17 @@ class Ruleset:
     settlement: Settlement = Settlement.PENALTY
     match: MatchLength = MatchLength(MatchKind.DEALS, 8)
     preset: str = "classic"
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        # Rulesets key every per-ruleset cache (tables, plays, tokens); hashing the ladders of
+        # frozensets on each lookup cost more than a move's verification, so the hash is kept.
+        return self._hash
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Rebuilt through __init__ so the receiving process computes its own hash (str hashes
+        # differ between processes).
+        return (Ruleset, tuple(getattr(self, name) for name in _INIT_FIELDS))
 
     def __post_init__(self) -> None:
         if self.players == 3 and self.cards_each != 17:
@@ -175,6 +186,9 @@ class Ruleset:
                 option="cards_each",
                 valid=("13",),
             )
+        object.__setattr__(
+            self, "_hash", hash(tuple(getattr(self, name) for name in _COMPARED))
+        )
 
     # -- derived facts -------------------------------------------------------------------------
 
@@ -267,7 +281,9 @@ class Ruleset:
         return describe_ruleset(self)
 
 
-OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Ruleset) if f.name != "preset")
+_INIT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Ruleset) if f.init)
+_COMPARED: tuple[str, ...] = tuple(f.name for f in fields(Ruleset) if f.compare)
+OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Ruleset) if f.name not in ("preset", "_hash"))
 
 E = TypeVar("E", bound=Enum)
 

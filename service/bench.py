@@ -4,8 +4,9 @@ For each transport (moves over one PlayStream per game; ApplyMove by state token
 and each load (1, 16 and 256 games played at once), the same prepared deals are played against:
 
 * the real server (``bigtwo serve`` in a subprocess, as deployed: per-call logs, metrics), and
-* a no-op server: the same process, hosting, wrapper, logs and metrics, whose handlers return a
-  canned answer of the same size without calling the engine (the transport's own ceiling).
+* a no-op server: the same process, hosting, wrapper, logs and metrics, whose handlers return the
+  real service's answer to the same call, computed at start-up, without calling the engine: the
+  same messages byte for byte (the transport's own ceiling).
 
 It reports moves per second, p50/p99 latency per move seen by the client and the server process's
 CPU time per move, and the ratio real / no-op. It also times ApplyMove by token in process at move 5
@@ -38,6 +39,8 @@ from bigtwo.v1 import types_pb2 as pb
 BENCH_KEY = "bench-only-key-" + "0" * 32
 LOADS = (1, 16, 256)
 PRESET = "classic"
+GAMES = 64
+"""Different deals the load cycles through (the no-op server holds the real answers to all)."""
 
 
 # -- prepared games --------------------------------------------------------------------------------
@@ -89,44 +92,46 @@ def prepare_games(count: int, codec: Any) -> list[PreparedGame]:
 class NoopSession:
     def __init__(self, core: NoopCore) -> None:
         self.core = core
+        self.answers: list[api.PlayStreamResponse] = []
 
     def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse:
-        return self.core.stream_opened if request.WhichOneof("message") == "open" else self.core.stream_move
+        if request.WhichOneof("message") == "open":
+            opened, self.answers = self.core.streams[request.open.game.log.deal_code]
+            return opened
+        return self.answers[request.move.move.index]
 
 
 class NoopCore:
-    """Canned answers of realistic size, built once from a real game; no engine work per call."""
+    """Answers every call of the bench with the real service's answer to it, computed once at
+    start-up: the same messages, byte for byte, with no engine work per call (the transport's
+    own ceiling)."""
 
     def __init__(self, codec: Any) -> None:
         from .core import CallInfo
-        from .servicer import ServiceCore, StreamSession
+        from .servicer import UNARY, ServiceCore, StreamSession
 
         real = ServiceCore(codec)
-        game = prepare_games(1, codec)[0]
-        info = CallInfo()
-        token = game.start_token
-        answer = None
-        for move in game.moves[:6]:
-            answer = real.apply_move(api.ApplyMoveRequest(game=pb.Game(state_token=token), move=move), info)
-            token = answer.state_token
-        assert answer is not None
-        self.apply = answer
-        session = StreamSession(real, info)
-        log = pb.GameLog(ruleset=pb.Ruleset(preset=PRESET), deal_code=game.code)
-        self.stream_opened = session.handle(api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=log))))
-        reply = self.stream_opened
-        for move in game.moves[:6]:
-            reply = session.handle(api.PlayStreamRequest(move=api.StreamMove(move=move)))
-        self.stream_move = reply
-        from .servicer import UNARY
-
+        self.streams: dict[str, tuple[api.PlayStreamResponse, list[api.PlayStreamResponse]]] = {}
+        self.applies: dict[bytes, api.ApplyMoveResponse] = {}
+        for game in prepare_games(GAMES, codec):
+            info = CallInfo()
+            session = StreamSession(real, info)
+            log = pb.GameLog(ruleset=pb.Ruleset(preset=PRESET), deal_code=game.code)
+            opened = session.handle(api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=log))))
+            answers = [session.handle(api.PlayStreamRequest(move=api.StreamMove(move=move))) for move in game.moves]
+            self.streams[game.code] = (opened, answers)
+            token = game.start_token
+            for move in game.moves:
+                answer = real.apply_move(api.ApplyMoveRequest(game=pb.Game(state_token=token), move=move), info)
+                self.applies[token] = answer
+                token = answer.state_token
         for _name, (_request_cls, response_cls, attr) in UNARY.items():
             if attr != "apply_move":
                 canned = response_cls()
                 setattr(self, attr, lambda request, info, canned=canned: canned)
 
     def apply_move(self, request: api.ApplyMoveRequest, info: Any) -> api.ApplyMoveResponse:
-        return self.apply
+        return self.applies[request.game.state_token]
 
     def session(self, info: Any) -> NoopSession:
         return NoopSession(self)
@@ -271,7 +276,7 @@ def measure(
     from .tokens import KeyRing, TokenCodec
 
     codec = TokenCodec(KeyRing([BENCH_KEY.encode()]))
-    games = prepare_games(64, codec)
+    games = prepare_games(GAMES, codec)
     threads = max(loads) + 16
     results: list[dict[str, Any]] = []
     servers = {kind: ServerProcess(kind, mode, threads) for kind in ("real", "noop")}

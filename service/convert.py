@@ -92,9 +92,8 @@ def option_text(value: object) -> str:
 # -- cards ---------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=1 << 16)
-def cards_text(mask: int) -> str:
-    return mask_text(mask)
+cards_text = mask_text
+"""The canonical text of a set of cards (fast enough to write every move's played cards)."""
 
 
 def card_set(mask: int) -> pb.CardSet:
@@ -140,20 +139,52 @@ def card_name(index: int) -> str:
     return str(Card.from_index(index)) if index >= 0 else ""
 
 
-_play_caches = IdentityCache(lambda ruleset: {}, size=64)
+class RulesetMessages:
+    """The messages of one ruleset that many answers share, each built once: plays and accepted
+    outcomes by mask, table headers by deal. Callers copy them (constructor arguments, CopyFrom), never change them."""
+
+    LIMIT = 8192
+
+    def __init__(self, ruleset: Ruleset) -> None:
+        self.ruleset = ruleset
+        self.fingerprint = ruleset.fingerprint
+        self.plays: dict[int, pb.Play] = {}
+        self.outcomes: dict[int, pb.MoveOutcome] = {}
+        self.headers: dict[tuple[str, int], pb.TableState] = {}
+        """Table headers by deal (id, number): see :func:`table_header`."""
+
+    def play(self, mask: int, kind: Kind, key: int) -> pb.Play:
+        message = self.plays.get(mask)
+        if message is None:
+            if len(self.plays) >= self.LIMIT:
+                self.plays.clear()
+            name = play_name(Play(mask, kind, key), ruleset_tables(self.ruleset))
+            message = self.plays[mask] = pb.Play(cards=card_set(mask), kind=KIND_TO_PB[kind], name=name)
+        return message
+
+    def outcome(self, mask: int, kind: Kind, key: int) -> pb.MoveOutcome:
+        message = self.outcomes.get(mask)
+        if message is None:
+            if len(self.outcomes) >= self.LIMIT:
+                self.outcomes.clear()
+            message = self.outcomes[mask] = pb.MoveOutcome(accepted=True, play=self.play(mask, kind, key))
+        return message
+
+
+messages_for = IdentityCache(RulesetMessages, size=64)
+PASS_OUTCOME = pb.MoveOutcome(accepted=True, is_pass=True)
 
 
 def play_to_pb(play: Play, ruleset: Ruleset) -> pb.Play:
-    """A play as a message. Cached per ruleset by mask (the mask decides kind and name); callers only
-    copy the cached message into their own (constructor arguments and CopyFrom copy)."""
-    cache = _play_caches(ruleset)
-    message = cache.get(play.mask)
-    if message is None:
-        if len(cache) >= 8192:
-            cache.clear()
-        name = play_name(play, ruleset_tables(ruleset))
-        message = cache[play.mask] = pb.Play(cards=card_set(play.mask), kind=KIND_TO_PB[play.kind], name=name)
-    return message
+    """A play as a message (shared: copy it, never change it)."""
+    return messages_for(ruleset).play(play.mask, play.kind, play.key)
+
+
+def accepted_outcome(play: Play | None, ruleset: Ruleset) -> pb.MoveOutcome:
+    """The outcome of an accepted move (shared: copy it, never change it)."""
+    if play is None:
+        return PASS_OUTCOME
+    return messages_for(ruleset).outcome(play.mask, play.kind, play.key)
 
 
 def refusal_to_pb(refusal: Refusal) -> pb.Refusal:
@@ -189,58 +220,75 @@ def context_to_pb(context: DealContext) -> pb.DealContext:
 
 def event_to_pb(event: Event, ruleset: Ruleset, view_seat: int | None) -> pb.Event:
     """An event for a receiver: a DealStarted shows only ``view_seat``'s hand (none when None)."""
+    out = pb.Event()
+    fill_event(out, event, messages_for(ruleset), view_seat)
+    return out
+
+
+def fill_event(out: pb.Event, event: Event, messages: RulesetMessages, view_seat: int | None) -> None:
+    """Write ``event`` into ``out`` in place: a move's answer is built where it is sent, so no
+    message is built twice (constructing and then copying a nested message costs twice as much)."""
     if isinstance(event, CardsPlayed):
-        description = f"seat {event.seat} plays {cards_text(event.mask)}"
-        play = play_to_pb(Play(event.mask, event.kind, event.key), ruleset)
-        return pb.Event(
-            cards_played=pb.CardsPlayedEvent(seat=event.seat, play=play, move_index=event.move_index),
-            description=description,
-        )
-    description = event.describe()
+        out.description = f"seat {event.seat} plays {cards_text(event.mask)}"
+        played = out.cards_played
+        played.seat = event.seat
+        played.move_index = event.move_index
+        played.play.CopyFrom(messages.play(event.mask, event.kind, event.key))
+        return
+    out.description = event.describe()
     if isinstance(event, Passed):
-        return pb.Event(
-            passed=pb.PassedEvent(seat=event.seat, move_index=event.move_index, automatic=event.automatic),
-            description=description,
-        )
-    if isinstance(event, TrickEnded):
-        return pb.Event(trick_ended=pb.TrickEndedEvent(winner=event.winner), description=description)
-    if isinstance(event, LastCard):
-        return pb.Event(last_card=pb.LastCardEvent(seat=event.seat), description=description)
-    if isinstance(event, DealEnded):
-        return pb.Event(
-            deal_ended=pb.DealEndedEvent(
+        passed = out.passed
+        passed.seat = event.seat
+        passed.move_index = event.move_index
+        passed.automatic = event.automatic
+    elif isinstance(event, TrickEnded):
+        out.trick_ended.winner = event.winner
+    elif isinstance(event, LastCard):
+        out.last_card.seat = event.seat
+    elif isinstance(event, DealEnded):
+        out.deal_ended.CopyFrom(
+            pb.DealEndedEvent(
                 winner=event.winner,
                 cards_left=event.cards_left,
                 twos_left=event.twos_left,
                 scores=event.scores,
                 by_dragon=event.by_dragon,
-            ),
-            description=description,
+            )
         )
-    if isinstance(event, DragonRevealed):
-        return pb.Event(
-            dragon_revealed=pb.DragonRevealedEvent(seat=event.seat, hand=card_set(event.hand)), description=description
-        )
-    if isinstance(event, DealStarted):
+    elif isinstance(event, DragonRevealed):
+        revealed = out.dragon_revealed
+        revealed.seat = event.seat
+        revealed.hand.CopyFrom(card_set(event.hand))
+    elif isinstance(event, DealStarted):
         # The engine's redaction: only the viewing seat's hand stays (seat -1: every hand hidden).
         shown = redact(event, -1 if view_seat is None else view_seat)
         assert isinstance(shown, DealStarted)
-        started = pb.DealStartedEvent(
-            hands=[card_set(hand) for hand in shown.hands],
-            hand_sizes=[hand.bit_count() for hand in event.hands],
-            leader=event.leader,
-            opening_card=card_name(event.opening_card),
-            deal_number=event.deal_number,
-            face_up_card=card_name(event.face_up_card),
+        started = out.deal_started
+        started.CopyFrom(
+            pb.DealStartedEvent(
+                hands=[card_set(hand) for hand in shown.hands],
+                hand_sizes=[hand.bit_count() for hand in event.hands],
+                leader=event.leader,
+                opening_card=card_name(event.opening_card),
+                deal_number=event.deal_number,
+                face_up_card=card_name(event.face_up_card),
+            )
         )
         if event.face_up_seat >= 0:
             started.face_up_seat = event.face_up_seat
-        return pb.Event(deal_started=started, description=description)
-    raise TypeError(f"unknown event {event!r}")  # pragma: no cover - the union is closed
+    else:  # pragma: no cover - the union is closed
+        raise TypeError(f"unknown event {event!r}")
 
 
 def events_to_pb(events: Iterable[Event], ruleset: Ruleset, view_seat: int | None) -> list[pb.Event]:
     return [event_to_pb(event, ruleset, view_seat) for event in events]
+
+
+def add_events(out: Any, events: Iterable[Event], ruleset: Ruleset, view_seat: int | None) -> None:
+    """Append ``events`` to the repeated field ``out``, each written in place."""
+    messages = messages_for(ruleset)
+    for event in events:
+        fill_event(out.add(), event, messages, view_seat)
 
 
 def table_to_pb(deal: Deal, deal_id: str) -> pb.TableState:
@@ -249,38 +297,48 @@ def table_to_pb(deal: Deal, deal_id: str) -> pb.TableState:
     return out
 
 
-def fill_table(out: pb.TableState, deal: Deal, deal_id: str) -> None:
-    """Write the public table into ``out`` in place (no intermediate message to copy)."""
-    out.players = deal.players
+def table_header(deal: Deal, deal_id: str) -> pb.TableState:
+    """The table's fields that stay the same for the whole deal, as one shared message to copy."""
+    messages = messages_for(deal.ruleset)
+    key = (deal_id, deal.deal_number)
+    header = messages.headers.get(key)
+    if header is None:
+        if len(messages.headers) >= messages.LIMIT:
+            messages.headers.clear()
+        header = messages.headers[key] = pb.TableState(
+            players=deal.players, deal_number=deal.deal_number, deal_id=deal_id, ruleset_fingerprint=messages.fingerprint
+        )
+    return header
+
+
+_SEATS_IN: tuple[tuple[int, ...], ...] = tuple(tuple(s for s in range(4) if bits >> s & 1) for bits in range(16))
+"""The seats of a 4-bit set of seats (who passed)."""
+
+
+def fill_table(out: pb.TableState, deal: Deal, deal_id: str, header: pb.TableState | None = None) -> None:
+    """Write the public table into ``out`` in place. ``header`` (:func:`table_header`, which a
+    stream keeps for its deal) holds the fields that do not change during the deal."""
+    out.CopyFrom(header if header is not None else table_header(deal, deal_id))
     out.moves_made = deal.moves_made
     out.to_act = deal.to_act
     out.leader = deal.leader
-    out.cards_left.extend([hand.bit_count() for hand in deal.hands])
+    out.cards_left.extend(map(int.bit_count, deal.hands))
     played = out.played
     played.text = cards_text(deal.played)
     played.mask = deal.played
     if deal.passed:
-        out.passed_seats.extend([seat for seat in range(deal.players) if deal.passed >> seat & 1])
+        out.passed_seats.extend(_SEATS_IN[deal.passed])
     if deal.opening_card >= 0:
         out.opening_card = card_name(deal.opening_card)
-    out.deal_number = deal.deal_number
-    out.deal_id = deal_id
-    out.ruleset_fingerprint = fingerprint(deal.ruleset)
-    if deal.table is not None:
-        out.table.CopyFrom(play_to_pb(deal.table, deal.ruleset))
+    table = deal.table
+    if table is not None:
+        out.table.CopyFrom(messages_for(deal.ruleset).play(table.mask, table.kind, table.key))
     if deal.last_player >= 0:
         out.last_player = deal.last_player
     if deal.winner >= 0:
         out.over = True
         out.winner = deal.winner
         out.scores.extend(deal.scores)
-
-
-def _fingerprint(ruleset: Ruleset) -> str:
-    return ruleset.fingerprint
-
-
-fingerprint = IdentityCache(_fingerprint)
 
 
 def seat_view(deal: Deal, seat: int) -> pb.SeatView:

@@ -30,7 +30,6 @@ from bigtwo.engine import (
     CardsPlayed,
     Deal,
     DealCode,
-    DealEnded,
     DealRecord,
     DealState,
     Event,
@@ -61,7 +60,7 @@ from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from .errors import FailedPrecondition, ResourceExhausted, at_field, bad_field
-from .tokens import DealIdentity, LastMove, Snapshot, TokenCodec, explicit_identity, identity_of
+from .tokens import DealIdentity, LastMove, PackedState, Snapshot, TokenCodec, explicit_identity, identity_of
 
 MAX_MOVES = 1024
 """Longest log accepted (a deal has at most a few hundred moves): longer is RESOURCE_EXHAUSTED."""
@@ -83,9 +82,16 @@ class Game:
     identity: DealIdentity
     face_up_card: int = -1
     face_up_seat: int = -1
-    previous: DealState | Deal | None = None
+    previous: DealState | PackedState | Deal | None = None
     """The deal before the last move (for retries): a state from a token, or a cheap clone."""
     last_move: LastMove | None = None
+    packed: PackedState | None = None
+    """The deal's current state as the token it came from held it; None once a move changed it."""
+
+    def state_before_move(self) -> PackedState | Deal:
+        """What ``previous`` becomes when a move is applied: the token's bytes as they came, or
+        else a clone of the deal."""
+        return self.packed if self.packed is not None else self.deal.clone()
 
     def snapshot(self) -> Snapshot:
         previous = self.previous.state() if isinstance(self.previous, Deal) else self.previous
@@ -103,7 +109,10 @@ class Game:
         assert self.previous is not None
         if isinstance(self.previous, Deal):
             return self.previous.clone()
-        return Deal.from_state(self.ruleset, self.previous)
+        state = self.previous.unpack() if isinstance(self.previous, PackedState) else self.previous
+        deal = Deal.from_state(self.ruleset, state)
+        deal.face_up_card, deal.face_up_seat = self.face_up_card, self.face_up_seat
+        return deal
 
 
 @dataclass(slots=True)
@@ -241,7 +250,14 @@ class Core:
             deal.face_up_card, deal.face_up_seat = snap.face_up_card, snap.face_up_seat
             info.deal_id, info.preset = snap.identity.text, snap.ruleset.preset
             return Game(
-                snap.ruleset, deal, snap.identity, snap.face_up_card, snap.face_up_seat, snap.previous, snap.last_move
+                snap.ruleset,
+                deal,
+                snap.identity,
+                snap.face_up_card,
+                snap.face_up_seat,
+                snap.previous,
+                snap.last_move,
+                snap.packed,
             )
         if which == "log":
             return self.load_log(message.log, f"{path}.log", info)
@@ -269,7 +285,9 @@ class Core:
         """Validate or apply ``move`` on ``game`` (which an accepted apply changes in place)."""
         deal = game.deal
         made = deal.moves_made
-        seat = cv.seat_from(move.seat, deal.players, f"{path}.seat")
+        seat = move.seat
+        if seat >= deal.players:
+            cv.seat_from(seat, deal.players, f"{path}.seat")  # raises, naming the field
         text = move.text
         if len(text) > cv.MAX_TEXT:
             raise bad_field(f"{path}.text", f"at most {cv.MAX_TEXT} characters")
@@ -288,8 +306,8 @@ class Core:
                 info.moves.append(("refused", refusal.reason.value))
                 return MoveResult(pb.MoveOutcome(accepted=False, refusal=cv.refusal_to_pb(refusal)), (), game, index)
             info.moves.append(("validated", ""))
-            return MoveResult(self._accepted(play, game.ruleset), (), game, index)
-        before = deal.clone() if keep_previous else None
+            return MoveResult(cv.accepted_outcome(play, game.ruleset), (), game, index)
+        before = game.state_before_move() if keep_previous else None
         try:
             events = deal.do_text(seat, text)
         except Refusal as refusal:
@@ -298,24 +316,16 @@ class Core:
         first = events[0]
         if isinstance(first, CardsPlayed):
             game.last_move = LastMove(seat, first.mask, False)
-            outcome = self._accepted(Play(first.mask, first.kind, first.key), game.ruleset)
+            outcome = cv.messages_for(game.ruleset).outcome(first.mask, first.kind, first.key)
         else:
             game.last_move = LastMove(seat, 0, True)
-            outcome = self._accepted(None, game.ruleset)
+            outcome = cv.PASS_OUTCOME
         game.previous = before
+        game.packed = None
         info.moves.append(("accepted", ""))
-        if any(isinstance(event, DealEnded) for event in events):
+        if deal.winner >= 0:
             info.deals_finished += 1
         return MoveResult(outcome, events, game, index)
-
-    @staticmethod
-    def _accepted(play: Play | None, ruleset: Ruleset) -> pb.MoveOutcome:
-        out = pb.MoveOutcome(accepted=True)
-        if play is None:
-            out.is_pass = True
-        else:
-            out.play.CopyFrom(cv.play_to_pb(play, ruleset))
-        return out
 
     def _other_index(
         self, game: Game, move: pb.Move, index: int, path: str, info: CallInfo, *, apply: bool
@@ -421,9 +431,9 @@ class Core:
         view_seat = self._view_seat(request, game.ruleset)
         result = self.judge(game, request.move, "move", info, apply=True, need_index=True)
         game = result.game
-        out = api.ApplyMoveResponse(outcome=result.outcome, state_token=self.token(game))
-        if result.events:
-            out.events.extend(cv.events_to_pb(result.events, game.ruleset, view_seat))
+        out = api.ApplyMoveResponse(state_token=self.token(game))
+        out.outcome.CopyFrom(result.outcome)
+        cv.add_events(out.events, result.events, game.ruleset, view_seat)
         cv.fill_table(out.table, game.deal, game.identity.text)
         if view_seat is not None:
             out.view.CopyFrom(cv.seat_view(game.deal, view_seat))

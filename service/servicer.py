@@ -135,8 +135,7 @@ class StreamSession:
             reply = response.move_result
             reply.index = result.index
             reply.outcome.CopyFrom(result.outcome)
-            if result.events:
-                reply.events.extend(cv.events_to_pb(result.events, game.ruleset, self.view_seat))
+            cv.add_events(reply.events, result.events, game.ruleset, self.view_seat)
             cv.fill_table(reply.table, game.deal, game.identity.text)
             if self.tokens:
                 reply.state_token = core.token(game)

@@ -26,7 +26,7 @@ import json
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from bigtwo.engine import PRESET_NAMES, DealState, Kind, Move, Ruleset
 
@@ -55,9 +55,9 @@ class DealIdentity:
     """The deal code, or ``explicit:`` and 16 hex digits (what logs and TableState show)."""
 
 
-@dataclass(frozen=True, slots=True)
-class LastMove:
-    """The last move made (for idempotent retries): who, which cards (mask), or a pass."""
+class LastMove(NamedTuple):
+    """The last move made (for idempotent retries): who, which cards (mask), or a pass. A named
+    tuple: one is made for every move applied."""
 
     seat: int
     mask: int
@@ -65,10 +65,22 @@ class LastMove:
 
     @classmethod
     def of(cls, move: Move) -> LastMove:
-        return cls(move.seat, move.mask, move.is_pass)
+        return cls(move.seat, move.mask, move.is_pass)  # type: ignore[call-arg]
 
     def same_as(self, move: Move) -> bool:
         return move.seat == self.seat and move.is_pass == self.is_pass and (self.is_pass or move.mask == self.mask)
+
+
+@dataclass(frozen=True, slots=True)
+class PackedState:
+    """A :class:`DealState` in its token form, unpacked only when needed: the state before the
+    last move is read only by a retry, and is written into the next token as it came."""
+
+    data: bytes
+    players: int
+
+    def unpack(self) -> DealState:
+        return _unpack_state(self.data, 0, self.players)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +92,10 @@ class Snapshot:
     face_up_card: int
     face_up_seat: int
     state: DealState
-    previous: DealState | None = None
+    previous: DealState | PackedState | None = None
     last_move: LastMove | None = None
+    packed: PackedState | None = None
+    """``state`` in token form, when it was read from a token (the next token's previous state)."""
 
 
 class KeyRing:
@@ -226,7 +240,8 @@ class TokenCodec:
         if snap.previous is not None and snap.last_move is not None:
             move = snap.last_move
             parts.append(b"\x01")
-            parts.append(_pack_state(snap.previous, players))
+            previous = snap.previous
+            parts.append(previous.data if isinstance(previous, PackedState) else _pack_state(previous, players))
             parts.append(_MOVE.pack(move.seat, move.mask, 1 if move.is_pass else 0))
         else:
             parts.append(b"\x00")
@@ -271,10 +286,17 @@ class TokenCodec:
         explicit, value, face_up_card, face_up_seat = _IDENTITY.unpack_from(body, offset)
         offset += _IDENTITY.size
         players = ruleset.players
+        state_at = offset
         state, offset = _unpack_state(body, offset, players)
-        previous = last_move = None
+        packed = PackedState(bytes(body[state_at:offset]), players)
+        previous: PackedState | None = None
+        last_move = None
         if body[offset] == 1:
-            previous, offset = _unpack_state(body, offset + 1, players)
+            size = _state_struct(players).size
+            previous = PackedState(bytes(body[offset + 1 : offset + 1 + size]), players)
+            offset += 1 + size
+            if len(previous.data) != size:
+                raise ValueError("truncated state")
             seat, mask, is_pass = _MOVE.unpack_from(body, offset)
             offset += _MOVE.size
             last_move = LastMove(seat, mask, bool(is_pass))
@@ -283,7 +305,14 @@ class TokenCodec:
         if offset != len(body):
             raise ValueError("trailing bytes")
         return Snapshot(
-            ruleset, identity_of(bool(explicit), value), face_up_card, face_up_seat, state, previous, last_move
+            ruleset,
+            identity_of(bool(explicit), value),
+            face_up_card,
+            face_up_seat,
+            state,
+            previous,
+            last_move,
+            packed,
         )
 
 
