@@ -306,7 +306,10 @@ def table_header(deal: Deal, deal_id: str) -> pb.TableState:
         if len(messages.headers) >= messages.LIMIT:
             messages.headers.clear()
         header = messages.headers[key] = pb.TableState(
-            players=deal.players, deal_number=deal.deal_number, deal_id=deal_id, ruleset_fingerprint=messages.fingerprint
+            players=deal.players,
+            deal_number=deal.deal_number,
+            deal_id=deal_id,
+            ruleset_fingerprint=messages.fingerprint,
         )
     return header
 
