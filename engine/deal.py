@@ -386,12 +386,7 @@ class Deal:
         if play.kind is not Kind.SINGLE:
             return
         hand = self.hands[seat]
-        if (
-            self._no_single_two_out
-            and self.table is not None
-            and hand == play.mask
-            and play.mask & TWOS
-        ):
+        if self._no_single_two_out and self.table is not None and hand == play.mask and play.mask & TWOS:
             raise SingleTwoLastError("You can't go out on a single 2")
         if self._highest_single:
             next_seat = (seat + 1) % self.players

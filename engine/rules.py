@@ -186,9 +186,7 @@ class Ruleset:
                 option="cards_each",
                 valid=("13",),
             )
-        object.__setattr__(
-            self, "_hash", hash(tuple(getattr(self, name) for name in _COMPARED))
-        )
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, name) for name in _COMPARED)))
 
     # -- derived facts -------------------------------------------------------------------------
 
