@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from .cards import RANK_MASKS, TWOS_MASK, Card, cards_of, parse_cards
 from .combos import Kind, Play, check_beats, classify_mask, play_name
@@ -101,9 +102,9 @@ class DealContext:
     empty_seats: frozenset[int] = field(default_factory=frozenset)
 
 
-@dataclass(frozen=True, slots=True)
-class DealState:
-    """Everything needed to go on playing, without the history: what a state token carries."""
+class DealState(NamedTuple):
+    """Everything needed to go on playing, without the history: what a state token carries.
+    Immutable; a named tuple because services make one for every move they answer by token."""
 
     hands: tuple[int, ...]
     to_act: int

@@ -39,7 +39,7 @@ from bigtwo.v1 import types_pb2 as pb
 BENCH_KEY = "bench-only-key-" + "0" * 32
 LOADS = (1, 16, 256)
 PRESET = "classic"
-GAMES = 64
+GAMES = 256
 """Different deals the load cycles through (the no-op server holds the real answers to all)."""
 
 
@@ -92,9 +92,9 @@ def prepare_games(count: int, codec: Any) -> list[PreparedGame]:
 class NoopSession:
     def __init__(self, core: NoopCore) -> None:
         self.core = core
-        self.answers: list[api.PlayStreamResponse] = []
+        self.answers: list[api.PlayStreamResponse | bytes] = []
 
-    def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse:
+    def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse | bytes:
         if request.WhichOneof("message") == "open":
             opened, self.answers = self.core.streams[request.open.game.log.deal_code]
             return opened
@@ -111,8 +111,8 @@ class NoopCore:
         from .servicer import UNARY, ServiceCore, StreamSession
 
         real = ServiceCore(codec)
-        self.streams: dict[str, tuple[api.PlayStreamResponse, list[api.PlayStreamResponse]]] = {}
-        self.applies: dict[bytes, api.ApplyMoveResponse] = {}
+        self.streams: dict[str, tuple[api.PlayStreamResponse | bytes, list[api.PlayStreamResponse | bytes]]] = {}
+        self.applies: dict[bytes, bytes] = {}
         for game in prepare_games(GAMES, codec):
             info = CallInfo()
             session = StreamSession(real, info)
@@ -122,15 +122,15 @@ class NoopCore:
             self.streams[game.code] = (opened, answers)
             token = game.start_token
             for move in game.moves:
-                answer = real.apply_move(api.ApplyMoveRequest(game=pb.Game(state_token=token), move=move), info)
-                self.applies[token] = answer
-                token = answer.state_token
+                request = api.ApplyMoveRequest(game=pb.Game(state_token=token), move=move)
+                answer = self.applies[token] = real.apply_move_answer(request, info)
+                token = api.ApplyMoveResponse.FromString(answer).state_token
         for _name, (_request_cls, response_cls, attr) in UNARY.items():
-            if attr != "apply_move":
+            if attr != "apply_move_answer":
                 canned = response_cls()
                 setattr(self, attr, lambda request, info, canned=canned: canned)
 
-    def apply_move(self, request: api.ApplyMoveRequest, info: Any) -> api.ApplyMoveResponse:
+    def apply_move_answer(self, request: api.ApplyMoveRequest, info: Any) -> bytes:
         return self.applies[request.game.state_token]
 
     def session(self, info: Any) -> NoopSession:
@@ -346,7 +346,7 @@ def token_cost(codec: Any, repeats: int = 3000) -> dict[str, Any]:
         samples = []
         for _ in range(count):
             started = time.perf_counter()
-            core.apply_move(request, CallInfo())
+            core.apply_move_answer(request, CallInfo())
             samples.append(time.perf_counter() - started)
         return statistics.median(samples) * 1e6
 

@@ -141,7 +141,7 @@ def card_name(index: int) -> str:
 
 class RulesetMessages:
     """The messages of one ruleset that many answers share, each built once: plays and accepted
-    outcomes by mask, table headers by deal. Callers copy them (constructor arguments, CopyFrom), never change them."""
+    outcomes by mask. Callers copy them (constructor arguments, CopyFrom), never change them."""
 
     LIMIT = 8192
 
@@ -150,8 +150,6 @@ class RulesetMessages:
         self.fingerprint = ruleset.fingerprint
         self.plays: dict[int, pb.Play] = {}
         self.outcomes: dict[int, pb.MoveOutcome] = {}
-        self.headers: dict[tuple[str, int], pb.TableState] = {}
-        """Table headers by deal (id, number): see :func:`table_header`."""
 
     def play(self, mask: int, kind: Kind, key: int) -> pb.Play:
         message = self.plays.get(mask)
@@ -291,57 +289,18 @@ def add_events(out: Any, events: Iterable[Event], ruleset: Ruleset, view_seat: i
         fill_event(out.add(), event, messages, view_seat)
 
 
-def table_to_pb(deal: Deal, deal_id: str) -> pb.TableState:
-    out = pb.TableState()
-    fill_table(out, deal, deal_id)
-    return out
-
-
 def table_header(deal: Deal, deal_id: str) -> pb.TableState:
-    """The table's fields that stay the same for the whole deal, as one shared message to copy."""
-    messages = messages_for(deal.ruleset)
-    key = (deal_id, deal.deal_number)
-    header = messages.headers.get(key)
-    if header is None:
-        if len(messages.headers) >= messages.LIMIT:
-            messages.headers.clear()
-        header = messages.headers[key] = pb.TableState(
-            players=deal.players,
-            deal_number=deal.deal_number,
-            deal_id=deal_id,
-            ruleset_fingerprint=messages.fingerprint,
-        )
-    return header
+    """The table's fields that stay the same for the whole deal (the rest: ``wire.table_bytes``)."""
+    return pb.TableState(
+        players=deal.players,
+        deal_number=deal.deal_number,
+        deal_id=deal_id,
+        ruleset_fingerprint=messages_for(deal.ruleset).fingerprint,
+    )
 
 
-_SEATS_IN: tuple[tuple[int, ...], ...] = tuple(tuple(s for s in range(4) if bits >> s & 1) for bits in range(16))
+SEATS_IN: tuple[tuple[int, ...], ...] = tuple(tuple(s for s in range(4) if bits >> s & 1) for bits in range(16))
 """The seats of a 4-bit set of seats (who passed)."""
-
-
-def fill_table(out: pb.TableState, deal: Deal, deal_id: str, header: pb.TableState | None = None) -> None:
-    """Write the public table into ``out`` in place. ``header`` (:func:`table_header`, which a
-    stream keeps for its deal) holds the fields that do not change during the deal."""
-    out.CopyFrom(header if header is not None else table_header(deal, deal_id))
-    out.moves_made = deal.moves_made
-    out.to_act = deal.to_act
-    out.leader = deal.leader
-    out.cards_left.extend(map(int.bit_count, deal.hands))
-    played = out.played
-    played.text = cards_text(deal.played)
-    played.mask = deal.played
-    if deal.passed:
-        out.passed_seats.extend(_SEATS_IN[deal.passed])
-    if deal.opening_card >= 0:
-        out.opening_card = card_name(deal.opening_card)
-    table = deal.table
-    if table is not None:
-        out.table.CopyFrom(messages_for(deal.ruleset).play(table.mask, table.kind, table.key))
-    if deal.last_player >= 0:
-        out.last_player = deal.last_player
-    if deal.winner >= 0:
-        out.over = True
-        out.winner = deal.winner
-        out.scores.extend(deal.scores)
 
 
 def seat_view(deal: Deal, seat: int) -> pb.SeatView:

@@ -59,6 +59,7 @@ from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
+from . import wire
 from .errors import FailedPrecondition, ResourceExhausted, at_field, bad_field
 from .tokens import DealIdentity, LastMove, PackedState, Snapshot, TokenCodec, explicit_identity, identity_of
 
@@ -131,7 +132,9 @@ class CallInfo:
 
 @dataclass(slots=True)
 class MoveResult:
-    outcome: pb.MoveOutcome
+    outcome: bytes
+    """The ``MoveOutcome``, serialized (see :mod:`bigtwo.service.wire`)."""
+    accepted: bool
     events: tuple[Event, ...]
     game: Game
     index: int
@@ -304,28 +307,44 @@ class Core:
                 play = deal.verify_text(seat, text)
             except Refusal as refusal:
                 info.moves.append(("refused", refusal.reason.value))
-                return MoveResult(pb.MoveOutcome(accepted=False, refusal=cv.refusal_to_pb(refusal)), (), game, index)
+                return MoveResult(wire.refusal_outcome(refusal), False, (), game, index)
             info.moves.append(("validated", ""))
-            return MoveResult(cv.accepted_outcome(play, game.ruleset), (), game, index)
+            if play is None:
+                return MoveResult(wire.PASS_OUTCOME, True, (), game, index)
+            return MoveResult(
+                wire.parts_for(game.ruleset).outcome(play.mask, play.kind, play.key), True, (), game, index
+            )
         before = game.state_before_move() if keep_previous else None
         try:
             events = deal.do_text(seat, text)
         except Refusal as refusal:
             info.moves.append(("refused", refusal.reason.value))
-            return MoveResult(pb.MoveOutcome(accepted=False, refusal=cv.refusal_to_pb(refusal)), (), game, index)
+            return MoveResult(wire.refusal_outcome(refusal), False, (), game, index)
         first = events[0]
         if isinstance(first, CardsPlayed):
             game.last_move = LastMove(seat, first.mask, False)
-            outcome = cv.messages_for(game.ruleset).outcome(first.mask, first.kind, first.key)
+            outcome = wire.parts_for(game.ruleset).outcome(first.mask, first.kind, first.key)
         else:
             game.last_move = LastMove(seat, 0, True)
-            outcome = cv.PASS_OUTCOME
+            outcome = wire.PASS_OUTCOME
         game.previous = before
         game.packed = None
         info.moves.append(("accepted", ""))
         if deal.winner >= 0:
             info.deals_finished += 1
-        return MoveResult(outcome, events, game, index)
+        return MoveResult(outcome, True, events, game, index)
+
+    def answer(self, result: MoveResult, view_seat: int | None) -> wire.MoveAnswer:
+        """A judged move's answer: outcome, events, the table after it and the seat's view."""
+        game = result.game
+        deal = game.deal
+        return wire.MoveAnswer(
+            index=result.index,
+            outcome=result.outcome,
+            events=wire.events_bytes(result.events, game.ruleset, view_seat) if result.events else [],
+            table=wire.table_bytes(deal, game.identity.text),
+            view=b"" if view_seat is None else cv.seat_view(deal, view_seat).SerializeToString(),
+        )
 
     def _other_index(
         self, game: Game, move: pb.Move, index: int, path: str, info: CallInfo, *, apply: bool
@@ -402,7 +421,7 @@ class Core:
         out = api.DealResponse(
             deal_code=code,
             state_token=self.token(game),
-            table=cv.table_to_pb(game.deal, game.identity.text),
+            table=wire.table_to_pb(game.deal, game.identity.text),
             events=cv.events_to_pb(game.deal.events, rules, view_seat),
         )
         if view_seat is not None:
@@ -423,21 +442,20 @@ class Core:
         self._require(request, "move")
         game = self.load(request.game, "game", info)
         result = self.judge(game, request.move, "move", info, apply=False, need_index=False)
-        return api.ValidateMoveResponse(outcome=result.outcome)
+        return api.ValidateMoveResponse(outcome=pb.MoveOutcome.FromString(result.outcome))
 
     def apply_move(self, request: api.ApplyMoveRequest, info: CallInfo) -> api.ApplyMoveResponse:
+        return api.ApplyMoveResponse.FromString(self.apply_move_answer(request, info))
+
+    def apply_move_answer(self, request: api.ApplyMoveRequest, info: CallInfo) -> bytes:
+        """ApplyMove's answer, serialized: what the server sends (see :mod:`bigtwo.service.wire`)."""
         self._require(request, "move")
         game = self.load(request.game, "game", info)
         view_seat = self._view_seat(request, game.ruleset)
         result = self.judge(game, request.move, "move", info, apply=True, need_index=True)
-        game = result.game
-        out = api.ApplyMoveResponse(state_token=self.token(game))
-        out.outcome.CopyFrom(result.outcome)
-        cv.add_events(out.events, result.events, game.ruleset, view_seat)
-        cv.fill_table(out.table, game.deal, game.identity.text)
-        if view_seat is not None:
-            out.view.CopyFrom(cv.seat_view(game.deal, view_seat))
-        return out
+        answer = self.answer(result, view_seat)
+        answer.state_token = self.token(result.game)
+        return answer.apply_response()
 
     def legal_moves(self, request: api.LegalMovesRequest, info: CallInfo) -> api.LegalMovesResponse:
         which = request.WhichOneof("source")
@@ -665,7 +683,7 @@ class Core:
             )
         out.moves_applied = deal.moves_made
         out.events.extend(cv.events_to_pb(deal.events, rules, view_seat))
-        out.table.CopyFrom(cv.table_to_pb(deal, game.identity.text))
+        out.table.CopyFrom(wire.table_to_pb(deal, game.identity.text))
         out.state_token = self.token(game)
         return out
 

@@ -23,6 +23,7 @@ from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
+from . import wire
 from .core import CallInfo, Core
 from .errors import FailedPrecondition, InvalidArgument, Unauthenticated, bad_field
 from .telemetry import BOT_MOVES, CALLS, DEALS_FINISHED, DEALS_STARTED, LATENCY, MOVES, OPEN_STREAMS, logger
@@ -36,7 +37,7 @@ UNARY: dict[str, tuple[Any, Any, str]] = {
     "DescribeRuleset": (api.DescribeRulesetRequest, api.DescribeRulesetResponse, "describe_ruleset"),
     "Deal": (api.DealRequest, api.DealResponse, "deal"),
     "ValidateMove": (api.ValidateMoveRequest, api.ValidateMoveResponse, "validate_move"),
-    "ApplyMove": (api.ApplyMoveRequest, api.ApplyMoveResponse, "apply_move"),
+    "ApplyMove": (api.ApplyMoveRequest, api.ApplyMoveResponse, "apply_move_answer"),
     "LegalMoves": (api.LegalMovesRequest, api.LegalMovesResponse, "legal_moves"),
     "NextHint": (api.NextHintRequest, api.NextHintResponse, "next_hint"),
     "TimeoutMove": (api.TimeoutMoveRequest, api.TimeoutMoveResponse, "timeout_move"),
@@ -79,6 +80,33 @@ def undecodable(request: Undecodable, name: str) -> InvalidArgument:
     return bad_field("", f"the request is not a valid {name} message ({request.error})", reason="UNDECODABLE")
 
 
+def serializer(_cls: Any) -> Callable[[Any], bytes]:
+    """Responses are messages, or already serialized (a move's answer, :mod:`.wire`)."""
+
+    def serialize(response: Any) -> bytes:
+        return response if response.__class__ is bytes else response.SerializeToString()
+
+    return serialize
+
+
+def _as_message(cls: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """For harnesses that hand responses over without serializing (grpc_testing)."""
+
+    def call(*args: Any) -> Any:
+        response = fn(*args)
+        return cls.FromString(response) if response.__class__ is bytes else response
+
+    return call
+
+
+def _as_messages(cls: Any, fn: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    def call(*args: Any) -> Iterator[Any]:
+        for response in fn(*args):
+            yield cls.FromString(response) if response.__class__ is bytes else response
+
+    return call
+
+
 def _abort_sync(context: Any, status: Any) -> None:
     """End the call with a rich status. Harnesses without ``abort_with_status`` (grpc_testing) get
     the same code, message and details through set_code / set_trailing_metadata."""
@@ -106,9 +134,10 @@ class StreamSession:
         self.game: Any = None
         self.view_seat: int | None = None
         self.tokens = False
-        self.last_reply: api.PlayStreamResponse | None = None
+        self.last_reply: bytes | None = None
 
-    def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse:
+    def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse | bytes:
+        """The answer to one message: a move's answer comes serialized (:mod:`.wire`)."""
         which = request.WhichOneof("message")
         core, info = self.core, self.info
         if which == "move":
@@ -130,18 +159,12 @@ class StreamSession:
             result = core.judge(
                 self.game, move, "move.move", info, apply=apply, need_index=True, keep_previous=self.tokens
             )
-            game = self.game = result.game
-            response = api.PlayStreamResponse()
-            reply = response.move_result
-            reply.index = result.index
-            reply.outcome.CopyFrom(result.outcome)
-            cv.add_events(reply.events, result.events, game.ruleset, self.view_seat)
-            cv.fill_table(reply.table, game.deal, game.identity.text)
+            self.game = result.game
+            answer = core.answer(result, self.view_seat)
             if self.tokens:
-                reply.state_token = core.token(game)
-            if self.view_seat is not None:
-                reply.view.CopyFrom(cv.seat_view(game.deal, self.view_seat))
-            if apply and result.outcome.accepted:
+                answer.state_token = core.token(result.game)
+            response = answer.stream_response()
+            if apply and result.accepted:
                 self.last_reply = response
             return response
         if which == "open":
@@ -159,7 +182,7 @@ class StreamSession:
             self.game = game
             opened = api.StreamOpened(
                 deal_code="" if game.identity.explicit else game.identity.text,
-                table=cv.table_to_pb(game.deal, game.identity.text),
+                table=wire.table_to_pb(game.deal, game.identity.text),
                 events=cv.events_to_pb(game.deal.events, game.ruleset, self.view_seat),
                 state_token=core.token(game),
             )
@@ -368,10 +391,12 @@ class Hosting:
     def servicer(self) -> Any:
         """The sync handlers as a servicer object (RPC name -> callable), e.g. for grpc_testing."""
         methods: dict[str, Any] = {
-            name: self._sync_unary(name, getattr(self.core, attr), request_cls.DESCRIPTOR.name)
-            for name, (request_cls, _response_cls, attr) in UNARY.items()
+            name: _as_message(
+                response_cls, self._sync_unary(name, getattr(self.core, attr), request_cls.DESCRIPTOR.name)
+            )
+            for name, (request_cls, response_cls, attr) in UNARY.items()
         }
-        methods[STREAM] = self._sync_stream(STREAM)
+        methods[STREAM] = _as_messages(api.PlayStreamResponse, self._sync_stream(STREAM))
         return type("BigTwoServicer", (), {name: staticmethod(fn) for name, fn in methods.items()})()
 
     def generic_handler(self, *, aio: bool) -> grpc.GenericRpcHandler:
@@ -382,13 +407,13 @@ class Hosting:
             handlers[name] = grpc.unary_unary_rpc_method_handler(
                 wrap(name, fn, request_cls.DESCRIPTOR.name),
                 request_deserializer=safe_deserializer(request_cls),
-                response_serializer=response_cls.SerializeToString,
+                response_serializer=serializer(response_cls),
             )
         stream = self._aio_stream(STREAM) if aio else self._sync_stream(STREAM)
         handlers[STREAM] = grpc.stream_stream_rpc_method_handler(
             stream,
             request_deserializer=safe_deserializer(api.PlayStreamRequest),
-            response_serializer=api.PlayStreamResponse.SerializeToString,
+            response_serializer=serializer(api.PlayStreamResponse),
         )
         return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 

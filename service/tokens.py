@@ -110,9 +110,22 @@ class KeyRing:
         self.signing_key = keys[0]
         self.signing_id = key_id(keys[0])
         self.verifying = {key_id(key): key for key in keys}
+        # HMAC with the key already absorbed: each token then costs a copy, not the key's two blocks.
+        self._macs = {key_id(key): hmac.new(key, digestmod=hashlib.sha256) for key in keys}
+
+    def mac(self, kid: bytes, data: bytes) -> bytes | None:
+        """HMAC-SHA256 of ``data`` under the key with id ``kid`` (None: no such key)."""
+        base = self._macs.get(kid)
+        if base is None:
+            return None
+        mac = base.copy()
+        mac.update(data)
+        return mac.digest()
 
     def sign(self, head_and_body: bytes) -> bytes:
-        return hmac.new(self.signing_key, head_and_body, hashlib.sha256).digest()
+        mac = self._macs[self.signing_id].copy()
+        mac.update(head_and_body)
+        return mac.digest()
 
 
 # -- compact DealState ---------------------------------------------------------------------------
@@ -204,9 +217,18 @@ def _ruleset_bytes_of(ruleset: Ruleset) -> bytes:
 
 
 @lru_cache(maxsize=256)
-def _ruleset_from(preset_index: int, overrides: bytes) -> Ruleset:
+def _ruleset_of(part: bytes) -> Ruleset:
+    """The ruleset a token's ruleset part names (fingerprint, preset, overrides), checked against
+    its fingerprint once per distinct part."""
+    fingerprint, preset_index, length = _HEAD_BODY.unpack_from(part, 0)
+    overrides = part[_HEAD_BODY.size :]
+    if len(overrides) != length:
+        raise ValueError("truncated ruleset")
     data = json.loads(overrides) if overrides else {}
-    return Ruleset.from_mapping({**data, "preset": PRESET_NAMES[preset_index]})
+    ruleset = Ruleset.from_mapping({**data, "preset": PRESET_NAMES[preset_index]})
+    if _ruleset_bytes(ruleset)[:8] != fingerprint:
+        raise ValueError("the ruleset's fingerprint does not match")
+    return ruleset
 
 
 def _cache_by_identity() -> Any:
@@ -259,14 +281,14 @@ class TokenCodec:
         version, kid = _HEAD.unpack_from(token, 0)
         if version != VERSION:
             raise refuse("TOKEN_MALFORMED", f"state token version {version} is not supported (expected {VERSION})")
-        key = self.keys.verifying.get(kid)
-        if key is None:
+        body, mac = token[:-MAC_SIZE], token[-MAC_SIZE:]
+        expected = self.keys.mac(kid, body)
+        if expected is None:
             raise refuse(
                 "TOKEN_UNKNOWN_KEY",
                 "the state token was signed with a key this service does not hold (foreign, or rotated out)",
             )
-        body, mac = token[:-MAC_SIZE], token[-MAC_SIZE:]
-        if not hmac.compare_digest(hmac.new(key, body, hashlib.sha256).digest(), mac):
+        if not hmac.compare_digest(expected, mac):
             raise refuse("TOKEN_BAD_SIGNATURE", "the state token's signature does not verify: it was altered")
         try:
             return self._read(body)
@@ -276,13 +298,10 @@ class TokenCodec:
     @staticmethod
     def _read(body: bytes) -> Snapshot:
         offset = _HEAD.size
-        fingerprint, preset_index, length = _HEAD_BODY.unpack_from(body, offset)
-        offset += _HEAD_BODY.size
-        overrides = body[offset : offset + length]
-        offset += length
-        ruleset = _ruleset_from(preset_index, bytes(overrides))
-        if _ruleset_bytes(ruleset)[:8] != fingerprint:
-            raise ValueError("the ruleset's fingerprint does not match")
+        _fingerprint, _preset_index, length = _HEAD_BODY.unpack_from(body, offset)
+        end = offset + _HEAD_BODY.size + length
+        ruleset = _ruleset_of(bytes(body[offset:end]))
+        offset = end
         explicit, value, face_up_card, face_up_seat = _IDENTITY.unpack_from(body, offset)
         offset += _IDENTITY.size
         players = ruleset.players

@@ -1,0 +1,280 @@
+"""A move's answer as protobuf wire bytes, joined from parts that protobuf serialized once.
+
+Why: in a loaded server every field written into a upb message touches memory that the transport
+has just pushed out of the CPU caches, and the dozen writes a move's answer needs (outcome, events,
+table) cost more than the rules engine's own work (``bigtwo bench service``; docs/SERVICE.md,
+"Speed"). The protobuf encoding lets a message be sent as the concatenation of several encodings
+of the same message type: singular sub-messages merge, repeated fields append, and the last value
+of a scalar wins (protobuf.dev "Encoding", "Last One Wins" and "Concatenating messages"). So each
+part of an answer (the outcome of a play, the table's fields that last the whole deal, the
+numbers of cards left, one pass...) is built as a message by :mod:`bigtwo.service.convert`,
+serialized by protobuf once and kept; an answer joins cached parts.
+
+The only encoding written by hand here is the envelope: a field's tag and length in front of bytes
+that protobuf produced (:func:`delimited`), and the played cards' ``CardSet`` (two scalars that
+change on every play, see :func:`_played`). Field numbers come from the generated descriptors.
+tests/test_service_wire.py parses every answer of random games under every preset and compares it
+with the message that :mod:`bigtwo.service.convert` builds field by field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bigtwo.engine import CardsPlayed, Deal, Event, Kind, LastCard, Passed, Ruleset, TrickEnded, mask_text
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
+
+from . import convert as cv
+
+_VARINT = 0
+_LENGTH = 2
+LIMIT = 8192
+"""Entries a part cache holds before it starts again (parts are small: a few dozen bytes)."""
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_SMALL_VARINTS = tuple(_encode_varint(n) for n in range(1 << 14))
+
+
+def varint(value: int) -> bytes:
+    """The base-128 varint of a non-negative integer."""
+    return _SMALL_VARINTS[value] if value < 16384 else _encode_varint(value)
+
+
+def _tag(message: Any, name: str, wire_type: int) -> bytes:
+    return varint(message.DESCRIPTOR.fields_by_name[name].number << 3 | wire_type)
+
+
+def delimited(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited field (a sub-message, bytes or a string): tag, length, payload."""
+    return tag + varint(len(payload)) + payload
+
+
+_STREAM_MOVE_RESULT = _tag(api.PlayStreamResponse, "move_result", _LENGTH)
+_STREAM_INDEX = _tag(api.StreamMoveResult, "index", _VARINT)
+_STREAM = {name: _tag(api.StreamMoveResult, name, _LENGTH) for name in ("outcome", "events", "table", "view")}
+_STREAM_TOKEN = _tag(api.StreamMoveResult, "state_token", _LENGTH)
+_APPLY = {name: _tag(api.ApplyMoveResponse, name, _LENGTH) for name in ("outcome", "events", "table", "view")}
+_APPLY_TOKEN = _tag(api.ApplyMoveResponse, "state_token", _LENGTH)
+_TABLE_PLAYED = _tag(pb.TableState, "played", _LENGTH)
+_CARDS_TEXT = _tag(pb.CardSet, "text", _LENGTH)
+_CARDS_MASK = _tag(pb.CardSet, "mask", _VARINT)
+
+
+# -- parts -----------------------------------------------------------------------------------------
+
+
+class RulesetParts:
+    """The serialized parts of one ruleset's answers, each made once."""
+
+    def __init__(self, ruleset: Ruleset) -> None:
+        self.messages = cv.messages_for(ruleset)
+        self.outcomes: dict[int, bytes] = {}
+        self.plays_on_table: dict[int, bytes] = {}
+        self.cards_played: dict[int, bytes] = {}
+        self.headers: dict[tuple[str, int], bytes] = {}
+
+    def outcome(self, mask: int, kind: Kind, key: int) -> bytes:
+        """The outcome of an accepted play (a ``MoveOutcome``)."""
+        part = self.outcomes.get(mask)
+        if part is None:
+            if len(self.outcomes) >= LIMIT:
+                self.outcomes.clear()
+            part = self.outcomes[mask] = self.messages.outcome(mask, kind, key).SerializeToString()
+        return part
+
+    def play_on_table(self, mask: int, kind: Kind, key: int) -> bytes:
+        """``TableState.table``: the play to beat."""
+        part = self.plays_on_table.get(mask)
+        if part is None:
+            if len(self.plays_on_table) >= LIMIT:
+                self.plays_on_table.clear()
+            table = pb.TableState(table=self.messages.play(mask, kind, key))
+            part = self.plays_on_table[mask] = table.SerializeToString()
+        return part
+
+    def played_event(self, event: CardsPlayed) -> bytes:
+        """A CardsPlayed event without its move index (see :data:`_MOVE_INDEX`): the same for
+        every time this seat plays these cards."""
+        cache_key = event.seat << 52 | event.mask
+        part = self.cards_played.get(cache_key)
+        if part is None:
+            if len(self.cards_played) >= LIMIT:
+                self.cards_played.clear()
+            general = CardsPlayed(event.seat, event.mask, event.kind, event.key, 0)
+            part = self.cards_played[cache_key] = _event_message(general, self.messages, None)
+        return part
+
+    def header(self, deal: Deal, deal_id: str) -> bytes:
+        """The table's fields that last the whole deal."""
+        key = (deal_id, deal.deal_number)
+        part = self.headers.get(key)
+        if part is None:
+            if len(self.headers) >= LIMIT:
+                self.headers.clear()
+            part = self.headers[key] = cv.table_header(deal, deal_id).SerializeToString()
+        return part
+
+
+parts_for = cv.IdentityCache(RulesetParts, size=64)
+"""The parts of a ruleset (by identity: rulesets come from caches, so one object per ruleset)."""
+
+
+def _event_message(event: Event, messages: cv.RulesetMessages, view_seat: int | None) -> bytes:
+    out = pb.Event()
+    cv.fill_event(out, event, messages, view_seat)
+    return out.SerializeToString()
+
+
+def _bounded(cache: dict[Any, bytes]) -> dict[Any, bytes]:
+    if len(cache) >= LIMIT:
+        cache.clear()
+    return cache
+
+
+_MOVE_INDEX: dict[int, bytes] = {}
+_PASSES: dict[tuple[int, int, bool], bytes] = {}
+_SMALL_EVENTS: dict[Event, bytes] = {}
+_POSITIONS: dict[tuple[int, int, int, int], bytes] = {}
+_CARDS_LEFT: dict[tuple[int, ...], bytes] = {}
+_PASSED_SEATS = tuple(pb.TableState(passed_seats=seats).SerializeToString() for seats in cv.SEATS_IN)
+_OPENING_CARD = tuple(pb.TableState(opening_card=cv.card_name(index)).SerializeToString() for index in range(52))
+
+
+def event_bytes(event: Event, parts: RulesetParts, view_seat: int | None) -> bytes:
+    """One event, serialized (an ``Event``)."""
+    kind = type(event)
+    if kind is CardsPlayed:
+        assert isinstance(event, CardsPlayed)
+        index = _MOVE_INDEX.get(event.move_index)
+        if index is None:
+            index = _bounded(_MOVE_INDEX)[event.move_index] = pb.Event(
+                cards_played=pb.CardsPlayedEvent(move_index=event.move_index)
+            ).SerializeToString()
+        return parts.played_event(event) + index
+    if kind is Passed:
+        assert isinstance(event, Passed)
+        key = (event.seat, event.move_index, event.automatic)
+        part = _PASSES.get(key)
+        if part is None:
+            part = _bounded(_PASSES)[key] = _event_message(event, parts.messages, None)
+        return part
+    if kind is TrickEnded or kind is LastCard:
+        part = _SMALL_EVENTS.get(event)
+        if part is None:
+            part = _bounded(_SMALL_EVENTS)[event] = _event_message(event, parts.messages, None)
+        return part
+    return _event_message(event, parts.messages, view_seat)  # once a deal: start, dragon, end
+
+
+_PLAYED: dict[int, bytes] = {}
+
+
+def _played(mask: int) -> bytes:
+    # Written here, not by protobuf: the played cards are new after every play (the same only
+    # while the players pass), and ``text`` and ``mask`` are plain scalars.
+    part = _PLAYED.get(mask)
+    if part is None:
+        text = mask_text(mask).encode()
+        body = (delimited(_CARDS_TEXT, text) if text else b"") + (_CARDS_MASK + varint(mask) if mask else b"")
+        part = _bounded(_PLAYED)[mask] = delimited(_TABLE_PLAYED, body)
+    return part
+
+
+def table_bytes(deal: Deal, deal_id: str) -> bytes:
+    """The public table after a move (a ``TableState``): the one definition of its fields."""
+    parts = parts_for(deal.ruleset)
+    position_key = (deal.moves_made, deal.to_act, deal.leader, deal.last_player)
+    position = _POSITIONS.get(position_key)
+    if position is None:
+        message = pb.TableState(moves_made=deal.moves_made, to_act=deal.to_act, leader=deal.leader)
+        if deal.last_player >= 0:
+            message.last_player = deal.last_player
+        position = _bounded(_POSITIONS)[position_key] = message.SerializeToString()
+    left_key = tuple(map(int.bit_count, deal.hands))
+    left = _CARDS_LEFT.get(left_key)
+    if left is None:
+        left = _bounded(_CARDS_LEFT)[left_key] = pb.TableState(cards_left=left_key).SerializeToString()
+    table = deal.table
+    out = [
+        parts.header(deal, deal_id),
+        position,
+        left,
+        _played(deal.played),
+        _PASSED_SEATS[deal.passed],
+    ]
+    if deal.opening_card >= 0:
+        out.append(_OPENING_CARD[deal.opening_card])
+    if table is not None:
+        out.append(parts.play_on_table(table.mask, table.kind, table.key))
+    if deal.winner >= 0:
+        out.append(pb.TableState(over=True, winner=deal.winner, scores=deal.scores).SerializeToString())
+    return b"".join(out)
+
+
+def table_to_pb(deal: Deal, deal_id: str) -> pb.TableState:
+    """:func:`table_bytes` as a message (for answers other than a move's)."""
+    return pb.TableState.FromString(table_bytes(deal, deal_id))
+
+
+PASS_OUTCOME = cv.PASS_OUTCOME.SerializeToString()
+
+
+def refusal_outcome(refusal: Any) -> bytes:
+    """The outcome of a refused move (a ``MoveOutcome``)."""
+    return pb.MoveOutcome(accepted=False, refusal=cv.refusal_to_pb(refusal)).SerializeToString()
+
+
+# -- answers ---------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class MoveAnswer:
+    """A judged move's answer as serialized parts, for the stream or for ApplyMove."""
+
+    index: int
+    outcome: bytes
+    events: list[bytes] = field(default_factory=list)
+    table: bytes = b""
+    state_token: bytes = b""
+    view: bytes = b""
+
+    def stream_response(self) -> bytes:
+        """A ``PlayStreamResponse`` holding this answer as its ``move_result``."""
+        tags = _STREAM
+        body = [_STREAM_INDEX + varint(self.index) if self.index else b"", delimited(tags["outcome"], self.outcome)]
+        body.extend(delimited(tags["events"], event) for event in self.events)
+        body.append(delimited(tags["table"], self.table))
+        if self.view:
+            body.append(delimited(tags["view"], self.view))
+        if self.state_token:
+            body.append(delimited(_STREAM_TOKEN, self.state_token))
+        return delimited(_STREAM_MOVE_RESULT, b"".join(body))
+
+    def apply_response(self) -> bytes:
+        """An ``ApplyMoveResponse``."""
+        tags = _APPLY
+        body = [delimited(tags["outcome"], self.outcome)]
+        body.extend(delimited(tags["events"], event) for event in self.events)
+        if self.state_token:
+            body.append(delimited(_APPLY_TOKEN, self.state_token))
+        body.append(delimited(tags["table"], self.table))
+        if self.view:
+            body.append(delimited(tags["view"], self.view))
+        return b"".join(body)
+
+
+def events_bytes(events: Iterable[Event], ruleset: Ruleset, view_seat: int | None) -> list[bytes]:
+    parts = parts_for(ruleset)
+    return [event_bytes(event, parts, view_seat) for event in events]

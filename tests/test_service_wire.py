@@ -1,0 +1,143 @@
+"""service/wire.py: answers joined from cached serialized parts parse into exactly the messages that
+building them field by field gives (seeded random games under every preset and table size)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from bigtwo.engine import PRESET_NAMES, Deal, DealCode, Ruleset, deal_from_code, preset
+from bigtwo.service import convert as cv
+from bigtwo.service import wire
+from bigtwo.service.core import CallInfo
+from bigtwo.service.servicer import ServiceCore
+from bigtwo.service.tokens import KeyRing, TokenCodec
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
+
+RULESETS = [preset(name) for name in PRESET_NAMES] + [
+    Ruleset.from_mapping({"preset": "classic", "players": "3"}),
+    Ruleset.from_mapping({"preset": "hong-kong", "players": "2"}),
+    Ruleset.from_mapping({"preset": "classic", "auto-pass": "on", "dragon": "on"}),
+]
+
+
+def reference_table(deal: Deal, deal_id: str) -> pb.TableState:
+    """TableState written field by field from the deal's public state: the specification."""
+    out = pb.TableState(
+        players=deal.players,
+        moves_made=deal.moves_made,
+        to_act=deal.to_act,
+        leader=deal.leader,
+        cards_left=[hand.bit_count() for hand in deal.hands],
+        played=pb.CardSet(text=cv.cards_text(deal.played), mask=deal.played),
+        passed_seats=[seat for seat in range(deal.players) if deal.passed >> seat & 1],
+        deal_number=deal.deal_number,
+        deal_id=deal_id,
+        ruleset_fingerprint=deal.ruleset.fingerprint,
+    )
+    if deal.opening_card >= 0:
+        out.opening_card = cv.card_name(deal.opening_card)
+    if deal.table is not None:
+        out.table.CopyFrom(cv.play_to_pb(deal.table, deal.ruleset))
+    if deal.last_player >= 0:
+        out.last_player = deal.last_player
+    if deal.winner >= 0:
+        out.over = True
+        out.winner = deal.winner
+        out.scores.extend(deal.scores)
+    return out
+
+
+def random_games(ruleset: Ruleset, count: int, seed: int) -> list[tuple[Deal, list[tuple[Deal, tuple]]]]:
+    """``count`` deals played by random legal moves: (start, [(deal after move, events)])."""
+    rng = random.Random(seed)
+    games = []
+    for _ in range(count):
+        code = DealCode(rng.getrandbits(60))
+        deal = Deal.start(ruleset, deal_from_code(code, ruleset))
+        start = deal.clone()
+        steps = []
+        while not deal.over:
+            events = deal.do(rng.choice(deal.legal_moves()))
+            steps.append((deal.clone(), events))
+        games.append((start, steps))
+    return games
+
+
+@pytest.mark.parametrize("ruleset", RULESETS, ids=lambda r: f"{r.preset}-{r.players}p")
+def test_table_and_events_match_the_messages_built_field_by_field(ruleset: Ruleset) -> None:
+    parts = wire.parts_for(ruleset)
+    for start, steps in random_games(ruleset, 6, seed=hash(ruleset.fingerprint) & 0xFFFF):
+        for deal in [start, *(after for after, _ in steps)]:
+            assert pb.TableState.FromString(wire.table_bytes(deal, "7K3M9QX2AB4H8")) == reference_table(
+                deal, "7K3M9QX2AB4H8"
+            )
+        for view_seat in (None, 0):
+            for event in start.events:
+                assert pb.Event.FromString(wire.event_bytes(event, parts, view_seat)) == cv.event_to_pb(
+                    event, ruleset, view_seat
+                )
+        for _, events in steps:
+            for event in events:
+                assert pb.Event.FromString(wire.event_bytes(event, parts, None)) == cv.event_to_pb(event, ruleset, None)
+
+
+def test_answers_parse_into_the_response_messages() -> None:
+    ruleset = preset("classic")
+    deal = Deal.start(ruleset, deal_from_code(DealCode(7), ruleset))
+    move = deal.legal_moves()[0]
+    events = deal.do(move)
+    table = wire.table_bytes(deal, "id")
+    view = cv.seat_view(deal, 0)
+    answer = wire.MoveAnswer(
+        index=200,
+        outcome=wire.parts_for(ruleset).outcome(deal.table.mask, deal.table.kind, deal.table.key),
+        events=wire.events_bytes(events, ruleset, 0),
+        table=table,
+        state_token=b"\x01" * 300,
+        view=view.SerializeToString(),
+    )
+    expected_events = [cv.event_to_pb(event, ruleset, 0) for event in events]
+    outcome = pb.MoveOutcome(accepted=True, play=cv.play_to_pb(deal.table, ruleset))
+    stream = api.PlayStreamResponse.FromString(answer.stream_response())
+    assert stream.move_result == api.StreamMoveResult(
+        index=200,
+        outcome=outcome,
+        events=expected_events,
+        table=pb.TableState.FromString(table),
+        view=view,
+        state_token=b"\x01" * 300,
+    )
+    applied = api.ApplyMoveResponse.FromString(answer.apply_response())
+    assert applied == api.ApplyMoveResponse(
+        outcome=outcome,
+        events=expected_events,
+        state_token=b"\x01" * 300,
+        table=pb.TableState.FromString(table),
+        view=view,
+    )
+    first = wire.MoveAnswer(index=0, outcome=wire.PASS_OUTCOME, table=table)
+    assert api.PlayStreamResponse.FromString(first.stream_response()).WhichOneof("message") == "move_result"
+
+
+def test_a_refused_move_answers_the_unchanged_table_and_the_seat_view() -> None:
+    core = ServiceCore(TokenCodec(KeyRing([b"k" * 32])))
+    dealt = core.deal(api.DealRequest(ruleset=pb.Ruleset(preset="classic"), deal_code="7K3M9QX2AB4H8"), CallInfo())
+    seat = dealt.table.to_act
+    request = api.ApplyMoveRequest(
+        game=pb.Game(state_token=dealt.state_token), move=pb.Move(index=0, seat=seat, text="pass"), view_seat=seat
+    )
+    refused = api.ApplyMoveResponse.FromString(core.apply_move_answer(request, CallInfo()))
+    assert not refused.outcome.accepted
+    assert refused.outcome.refusal.reason_id == "cannot-pass-leading"
+    assert refused.table == dealt.table
+    assert refused.view.seat == seat and refused.view.hand.mask
+
+
+@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 16383, 16384, (1 << 52) - 1, (1 << 63) + 5])
+def test_varints_are_protobufs(value: int) -> None:
+    encoded = pb.CardSet(mask=value).SerializeToString()
+    assert encoded == (wire._CARDS_MASK + wire.varint(value) if value else b"")
+    text = "x" * (value % 1000 + 1)
+    assert wire.delimited(wire._CARDS_TEXT, text.encode()) == pb.CardSet(text=text).SerializeToString()
