@@ -162,7 +162,7 @@ def bench_position() -> tuple[Ruleset, int, Deal]:
     others = [sum(1 << index for index in rest[seat::3]) for seat in range(3)]
     started = Deal.start(ruleset, explicit_deal((hand, *others), ruleset))
     # A free lead: the same position without the first deal's opening-card requirement.
-    state = dataclasses.replace(started.state(), to_act=0, leader=0, opening_card=-1)
+    state = started.state()._replace(to_act=0, leader=0, opening_card=-1)
     deal = Deal.from_state(ruleset, state)
     return ruleset, hand, deal
 

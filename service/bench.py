@@ -96,15 +96,18 @@ class NoopSession:
 
     def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse | bytes:
         if request.WhichOneof("message") == "open":
-            opened, self.answers = self.core.streams[request.open.game.log.deal_code]
+            code = request.open.game.log.deal_code
+            opened, self.answers = self.core.streams.get(code) or self.core.streams[self.core.any_code]
             return opened
-        return self.answers[request.move.move.index]
+        answers = self.answers
+        return answers[min(request.move.move.index, len(answers) - 1)]
 
 
 class NoopCore:
     """Answers every call of the bench with the real service's answer to it, computed once at
     start-up: the same messages, byte for byte, with no engine work per call (the transport's
-    own ceiling)."""
+    own ceiling). Calls about other games (``bigtwo loadtest --noop``) get the answer to a call
+    of the same kind about one of the bench's games."""
 
     def __init__(self, codec: Any) -> None:
         from .core import CallInfo
@@ -125,13 +128,15 @@ class NoopCore:
                 request = api.ApplyMoveRequest(game=pb.Game(state_token=token), move=move)
                 answer = self.applies[token] = real.apply_move_answer(request, info)
                 token = api.ApplyMoveResponse.FromString(answer).state_token
+        self.any_code = next(iter(self.streams))
+        self.any_apply = next(iter(self.applies.values()))
         for _name, (_request_cls, response_cls, attr) in UNARY.items():
             if attr != "apply_move_answer":
                 canned = response_cls()
                 setattr(self, attr, lambda request, info, canned=canned: canned)
 
     def apply_move_answer(self, request: api.ApplyMoveRequest, info: Any) -> bytes:
-        return self.applies[request.game.state_token]
+        return self.applies.get(request.game.state_token) or self.any_apply
 
     def session(self, info: Any) -> NoopSession:
         return NoopSession(self)

@@ -127,9 +127,10 @@ def test_every_neighbour_swap_of_two_symbols_is_caught_exhaustively() -> None:
                 swapped = body[:position] + b + a + body[position + 2 :]
                 if len(swapped) != 12 or swapped == body:
                     continue
-                assert reference_check_symbol(body) != reference_check_symbol(swapped) or (
-                    body[12:] != swapped[12:]
-                ), (body, swapped)
+                assert reference_check_symbol(body) != reference_check_symbol(swapped) or (body[12:] != swapped[12:]), (
+                    body,
+                    swapped,
+                )
 
 
 @pytest.mark.parametrize("bad", ["", "ABC", "0000000000000000", "UUUUUUUUUUUUU", "000000000000!"])

@@ -366,9 +366,7 @@ REFERENCE_CONFIGS = [
 ]
 
 
-@pytest.mark.parametrize(
-    "options", REFERENCE_CONFIGS, ids=["-".join(c.values()) for c in REFERENCE_CONFIGS]
-)
+@pytest.mark.parametrize("options", REFERENCE_CONFIGS, ids=["-".join(c.values()) for c in REFERENCE_CONFIGS])
 def test_classify_matches_an_independent_reference(options: dict[str, str]) -> None:
     """Kinds, refusal reasons and the order of every play kind agree with a from-scratch reading of
     RULES.md (the generator's keys are checked against classify's by the brute force above)."""

@@ -69,7 +69,7 @@ def _dump(chromium: Path, tmp_path: Path, page: Path, step: int) -> str:
 def test_page_is_self_contained(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
-    assert "<script id=\"replay-data\"" in text and "Content-Security-Policy" in text
+    assert '<script id="replay-data"' in text and "Content-Security-Policy" in text
 
 
 def test_page_loads_without_errors_and_steps(chromium: Path, tmp_path: Path, page: Path) -> None:

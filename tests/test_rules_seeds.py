@@ -9,7 +9,6 @@ Every test carries the seed and section in its name and a ``SEED = ...`` line in
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import os
@@ -130,8 +129,7 @@ def position(ruleset: Ruleset, hands: list[str], to_act: int, table: str | None 
     state = deal.state()
     table_play = classify(table, ruleset) if table else None
     last = (to_act - 1) % ruleset.players
-    state = dataclasses.replace(
-        state,
+    state = state._replace(
         to_act=to_act,
         leader=last if table_play else to_act,
         opening_card=-1,
@@ -935,8 +933,7 @@ def test_rules_fingerprint_independent_of_preset_name() -> None:
 def test_rules_fingerprint_is_stable_across_processes() -> None:
     """SEED = "RULES.md Rule options - stable names": the same options give the same fingerprint in any process."""
     code = (
-        "from bigtwo.engine import PRESET_NAMES, preset; "
-        "print(' '.join(preset(n).fingerprint for n in PRESET_NAMES))"
+        "from bigtwo.engine import PRESET_NAMES, preset; print(' '.join(preset(n).fingerprint for n in PRESET_NAMES))"
     )
     outputs = set()
     for hash_seed in ("1", "2"):
