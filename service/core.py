@@ -338,11 +338,12 @@ class Core:
         """A judged move's answer: outcome, events, the table after it and the seat's view."""
         game = result.game
         deal = game.deal
+        parts = wire.parts_for(game.ruleset)
         return wire.MoveAnswer(
             index=result.index,
             outcome=result.outcome,
-            events=wire.events_bytes(result.events, game.ruleset, view_seat) if result.events else [],
-            table=wire.table_bytes(deal, game.identity.text),
+            events=wire.events_bytes(result.events, parts, view_seat) if result.events else [],
+            table=wire.table_bytes(deal, game.identity.text, parts),
             view=b"" if view_seat is None else cv.seat_view(deal, view_seat).SerializeToString(),
         )
 

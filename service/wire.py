@@ -157,12 +157,8 @@ def event_bytes(event: Event, parts: RulesetParts, view_seat: int | None) -> byt
     kind = type(event)
     if kind is CardsPlayed:
         assert isinstance(event, CardsPlayed)
-        index = _MOVE_INDEX.get(event.move_index)
-        if index is None:
-            index = _bounded(_MOVE_INDEX)[event.move_index] = pb.Event(
-                cards_played=pb.CardsPlayedEvent(move_index=event.move_index)
-            ).SerializeToString()
-        return parts.played_event(event) + index
+        played = parts.cards_played.get(event.seat << 52 | event.mask) or parts.played_event(event)
+        return played + (_MOVE_INDEX.get(event.move_index) or _move_index(event.move_index))
     if kind is Passed:
         assert isinstance(event, Passed)
         key = (event.seat, event.move_index, event.automatic)
@@ -176,6 +172,13 @@ def event_bytes(event: Event, parts: RulesetParts, view_seat: int | None) -> byt
             part = _bounded(_SMALL_EVENTS)[event] = _event_message(event, parts.messages, None)
         return part
     return _event_message(event, parts.messages, view_seat)  # once a deal: start, dragon, end
+
+
+def _move_index(index: int) -> bytes:
+    """The rest of a CardsPlayed event: its move index."""
+    part = pb.Event(cards_played=pb.CardsPlayedEvent(move_index=index)).SerializeToString()
+    _bounded(_MOVE_INDEX)[index] = part
+    return part
 
 
 _PLAYED: dict[int, bytes] = {}
@@ -192,9 +195,12 @@ def _played(mask: int) -> bytes:
     return part
 
 
-def table_bytes(deal: Deal, deal_id: str) -> bytes:
+def table_bytes(deal: Deal, deal_id: str, parts: RulesetParts | None = None) -> bytes:
     """The public table after a move (a ``TableState``): the one definition of its fields."""
-    parts = parts_for(deal.ruleset)
+    # Cached parts are looked up inline (``get(...) or make``): this runs for every move answered.
+    if parts is None:
+        parts = parts_for(deal.ruleset)
+    header = parts.headers.get((deal_id, deal.deal_number)) or parts.header(deal, deal_id)
     position_key = (deal.moves_made, deal.to_act, deal.leader, deal.last_player)
     position = _POSITIONS.get(position_key)
     if position is None:
@@ -206,18 +212,12 @@ def table_bytes(deal: Deal, deal_id: str) -> bytes:
     left = _CARDS_LEFT.get(left_key)
     if left is None:
         left = _bounded(_CARDS_LEFT)[left_key] = pb.TableState(cards_left=left_key).SerializeToString()
-    table = deal.table
-    out = [
-        parts.header(deal, deal_id),
-        position,
-        left,
-        _played(deal.played),
-        _PASSED_SEATS[deal.passed],
-    ]
+    out = [header, position, left, _PLAYED.get(deal.played) or _played(deal.played), _PASSED_SEATS[deal.passed]]
     if deal.opening_card >= 0:
         out.append(_OPENING_CARD[deal.opening_card])
+    table = deal.table
     if table is not None:
-        out.append(parts.play_on_table(table.mask, table.kind, table.key))
+        out.append(parts.plays_on_table.get(table.mask) or parts.play_on_table(table.mask, table.kind, table.key))
     if deal.winner >= 0:
         out.append(pb.TableState(over=True, winner=deal.winner, scores=deal.scores).SerializeToString())
     return b"".join(out)
@@ -252,29 +252,30 @@ class MoveAnswer:
 
     def stream_response(self) -> bytes:
         """A ``PlayStreamResponse`` holding this answer as its ``move_result``."""
-        tags = _STREAM
-        body = [_STREAM_INDEX + varint(self.index) if self.index else b"", delimited(tags["outcome"], self.outcome)]
-        body.extend(delimited(tags["events"], event) for event in self.events)
-        body.append(delimited(tags["table"], self.table))
-        if self.view:
-            body.append(delimited(tags["view"], self.view))
-        if self.state_token:
-            body.append(delimited(_STREAM_TOKEN, self.state_token))
-        return delimited(_STREAM_MOVE_RESULT, b"".join(body))
+        return _envelope(_STREAM_MOVE_RESULT, self._fields(_STREAM, _STREAM_INDEX + varint(self.index), _STREAM_TOKEN))
 
     def apply_response(self) -> bytes:
         """An ``ApplyMoveResponse``."""
-        tags = _APPLY
-        body = [delimited(tags["outcome"], self.outcome)]
-        body.extend(delimited(tags["events"], event) for event in self.events)
-        if self.state_token:
-            body.append(delimited(_APPLY_TOKEN, self.state_token))
-        body.append(delimited(tags["table"], self.table))
+        return self._fields(_APPLY, b"", _APPLY_TOKEN)
+
+    def _fields(self, tags: dict[str, bytes], index: bytes, token_tag: bytes) -> bytes:
+        small = _SMALL_VARINTS  # every part is shorter than 16 KiB (a token at most 2 KiB)
+        outcome, table = self.outcome, self.table
+        body = [index, tags["outcome"], small[len(outcome)], outcome]
+        event_tag = tags["events"]
+        for event in self.events:
+            body += (event_tag, small[len(event)], event)
+        body += (tags["table"], small[len(table)], table)
         if self.view:
-            body.append(delimited(tags["view"], self.view))
+            body += (tags["view"], small[len(self.view)], self.view)
+        if self.state_token:
+            body += (token_tag, small[len(self.state_token)], self.state_token)
         return b"".join(body)
 
 
-def events_bytes(events: Iterable[Event], ruleset: Ruleset, view_seat: int | None) -> list[bytes]:
-    parts = parts_for(ruleset)
+def _envelope(tag: bytes, body: bytes) -> bytes:
+    return tag + varint(len(body)) + body
+
+
+def events_bytes(events: Iterable[Event], parts: RulesetParts, view_seat: int | None) -> list[bytes]:
     return [event_bytes(event, parts, view_seat) for event in events]
