@@ -210,6 +210,7 @@ class Run:
     moves: int = 0
     seconds: float = 0.0
     server_cpu: float = 0.0
+    client_cpu: float = 0.0
     latencies: list[float] = field(default_factory=list)
 
     @property
@@ -274,11 +275,23 @@ async def _load(port: int, transport: str, games: list[PreparedGame], concurrenc
 
 
 def measure(
-    mode: str, seconds: float, loads: tuple[int, ...], emit: Callable[[dict[str, Any]], None]
+    mode: str,
+    seconds: float,
+    loads: tuple[int, ...],
+    emit: Callable[[dict[str, Any]], None],
+    repeats: int = 1,
 ) -> list[dict[str, Any]]:
+    """Each load ``repeats`` times, real and no-op back to back; the ratio is the median of the
+    pairs' ratios (a pair shares the machine's state, so slow drift cancels out)."""
+    import resource
+
     import uvloop
 
     from .tokens import KeyRing, TokenCodec
+
+    def client_cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
 
     codec = TokenCodec(KeyRing([BENCH_KEY.encode()]))
     games = prepare_games(GAMES, codec)
@@ -288,28 +301,18 @@ def measure(
     try:
         for transport in ("stream", "unary"):
             for load in loads:
-                runs: dict[str, Run] = {}
-                for kind, server in servers.items():
-                    cpu_before = server.cpu_seconds()
-                    run = uvloop.run(_load(server.port, transport, games, load, seconds))
-                    run.server_cpu = server.cpu_seconds() - cpu_before
-                    run.server = kind
-                    runs[kind] = run
-                real, noop = runs["real"], runs["noop"]
-                row = {
-                    "figure": f"service_{transport}_moves",
-                    "mode": mode,
-                    "games": load,
-                    "real_moves_per_s": round(real.rate, 1),
-                    "noop_moves_per_s": round(noop.rate, 1),
-                    "ratio": round(real.rate / noop.rate, 3) if noop.rate else 0.0,
-                    "real_p50_ms": round(real.percentile(0.5) * 1000, 3),
-                    "real_p99_ms": round(real.percentile(0.99) * 1000, 3),
-                    "noop_p50_ms": round(noop.percentile(0.5) * 1000, 3),
-                    "noop_p99_ms": round(noop.percentile(0.99) * 1000, 3),
-                    "real_server_cpu_us_per_move": round(real.server_cpu / max(real.moves, 1) * 1e6, 1),
-                    "noop_server_cpu_us_per_move": round(noop.server_cpu / max(noop.moves, 1) * 1e6, 1),
-                }
+                pairs: list[dict[str, Run]] = []
+                for _ in range(repeats):
+                    pair: dict[str, Run] = {}
+                    for kind, server in servers.items():
+                        cpu_before, client_before = server.cpu_seconds(), client_cpu()
+                        run = uvloop.run(_load(server.port, transport, games, load, seconds))
+                        run.server_cpu = server.cpu_seconds() - cpu_before
+                        run.client_cpu = client_cpu() - client_before
+                        run.server = kind
+                        pair[kind] = run
+                    pairs.append(pair)
+                row = _row(transport, mode, load, pairs)
                 results.append(row)
                 emit(row)
     finally:
@@ -319,6 +322,40 @@ def measure(
     results.append(row)
     emit(row)
     return results
+
+
+def _row(transport: str, mode: str, load: int, pairs: list[dict[str, Run]]) -> dict[str, Any]:
+    def merged(kind: str) -> Run:
+        runs = [pair[kind] for pair in pairs]
+        out = Run(transport, kind, load)
+        for run in runs:
+            out.moves += run.moves
+            out.seconds += run.seconds
+            out.server_cpu += run.server_cpu
+            out.client_cpu += run.client_cpu
+            out.latencies.extend(run.latencies)
+        return out
+
+    real, noop = merged("real"), merged("noop")
+    ratios = [pair["real"].rate / pair["noop"].rate for pair in pairs if pair["noop"].rate]
+    return {
+        "figure": f"service_{transport}_moves",
+        "mode": mode,
+        "games": load,
+        "repeats": len(pairs),
+        "real_moves_per_s": round(statistics.median(pair["real"].rate for pair in pairs), 1),
+        "noop_moves_per_s": round(statistics.median(pair["noop"].rate for pair in pairs), 1),
+        "ratio": round(statistics.median(ratios), 3) if ratios else 0.0,
+        "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)] if ratios else [],
+        "real_p50_ms": round(real.percentile(0.5) * 1000, 3),
+        "real_p99_ms": round(real.percentile(0.99) * 1000, 3),
+        "noop_p50_ms": round(noop.percentile(0.5) * 1000, 3),
+        "noop_p99_ms": round(noop.percentile(0.99) * 1000, 3),
+        "real_server_cpu_us_per_move": round(real.server_cpu / max(real.moves, 1) * 1e6, 1),
+        "noop_server_cpu_us_per_move": round(noop.server_cpu / max(noop.moves, 1) * 1e6, 1),
+        "real_client_cpu_us_per_move": round(real.client_cpu / max(real.moves, 1) * 1e6, 1),
+        "noop_client_cpu_us_per_move": round(noop.client_cpu / max(noop.moves, 1) * 1e6, 1),
+    }
 
 
 def token_cost(codec: Any, repeats: int = 3000) -> dict[str, Any]:
@@ -378,6 +415,9 @@ def add_bench_subject(parser: argparse.ArgumentParser) -> None:
             action.help = (action.help or "") + "; service: the gRPC service against a no-op server"
     parser.add_argument("--seconds", type=float, default=1.5, help="service: seconds per load level (default 1.5)")
     parser.add_argument("--mode", choices=("aio", "sync"), default=None, help="service: server mode (default: serve's)")
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="service: real/no-op pairs per load; the median ratio (default 1)"
+    )
     engine_func = parser.get_default("func")
 
     def dispatch(args: argparse.Namespace) -> int:
@@ -400,7 +440,7 @@ def run_service_bench(args: argparse.Namespace) -> int:
         else:
             print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
-    measure(mode, float(getattr(args, "seconds", 1.5)), LOADS, emit)
+    measure(mode, float(getattr(args, "seconds", 1.5)), LOADS, emit, repeats=int(getattr(args, "repeats", 1) or 1))
     return 0
 
 
@@ -411,6 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=("aio", "sync"), default=None)
     parser.add_argument("--threads", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=1.5)
+    parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.serve:

@@ -1,0 +1,54 @@
+"""``bigtwo bench service``: the no-op server sends the real server's bytes, and a short run reports
+both transports against it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bigtwo.service import bench
+from bigtwo.service.core import CallInfo
+from bigtwo.service.servicer import ServiceCore, StreamSession
+from bigtwo.service.tokens import KeyRing, TokenCodec
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
+
+CODEC = TokenCodec(KeyRing([bench.BENCH_KEY.encode()]))
+
+
+def test_the_noop_server_answers_with_the_real_servers_bytes() -> None:
+    noop = bench.NoopCore(CODEC)
+    real = ServiceCore(CODEC)
+    for game in bench.prepare_games(3, CODEC):
+        log = pb.GameLog(ruleset=pb.Ruleset(preset=bench.PRESET), deal_code=game.code)
+        opening = api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=log)))
+        sessions = [StreamSession(real, CallInfo()), noop.session(CallInfo())]
+        real_opened, noop_opened = (s.handle(opening) for s in sessions)
+        assert real_opened == noop_opened
+        token = game.start_token
+        for move in game.moves:
+            request = api.PlayStreamRequest(move=api.StreamMove(move=move))
+            real_answer, noop_answer = (s.handle(request) for s in sessions)
+            assert real_answer == noop_answer and isinstance(real_answer, bytes)
+            apply = api.ApplyMoveRequest(game=pb.Game(state_token=token), move=move)
+            answer = real.apply_move_answer(apply, CallInfo())
+            assert noop.apply_move_answer(apply, CallInfo()) == answer
+            token = api.ApplyMoveResponse.FromString(answer).state_token
+
+
+def test_a_short_run_reports_every_transport_and_load() -> None:
+    rows: list[dict[str, Any]] = []
+    bench.measure("aio", 0.3, (1, 4), rows.append, repeats=2)
+    moves = [row for row in rows if row["figure"].startswith("service_")]
+    assert [(row["figure"], row["games"]) for row in moves] == [
+        ("service_stream_moves", 1),
+        ("service_stream_moves", 4),
+        ("service_unary_moves", 1),
+        ("service_unary_moves", 4),
+    ]
+    for row in moves:
+        assert row["repeats"] == 2 and row["real_moves_per_s"] > 0 and row["noop_moves_per_s"] > 0
+        assert row["ratio"] > 0 and row["ratio_range"][0] <= row["ratio"] <= row["ratio_range"][1]
+        assert 0 < row["real_p50_ms"] <= row["real_p99_ms"]
+        assert row["real_server_cpu_us_per_move"] > 0 and row["real_client_cpu_us_per_move"] > 0
+    token = rows[-1]
+    assert token["figure"] == "apply_by_token_us" and token["at_move_5"] > 0 and token["at_move_80"] > 0
