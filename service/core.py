@@ -88,6 +88,11 @@ class Game:
     last_move: LastMove | None = None
     packed: PackedState | None = None
     """The deal's current state as the token it came from held it; None once a move changed it."""
+    parts: wire.RulesetParts = field(init=False)
+    """The ruleset's serialized answer parts, looked up once per game (every move uses them)."""
+
+    def __post_init__(self) -> None:
+        self.parts = wire.parts_for(self.ruleset)
 
     def state_before_move(self) -> PackedState | Deal:
         """What ``previous`` becomes when a move is applied: the token's bytes as they came, or
@@ -323,7 +328,8 @@ class Core:
         first = events[0]
         if isinstance(first, CardsPlayed):
             game.last_move = LastMove(seat, first.mask, False)
-            outcome = wire.parts_for(game.ruleset).outcome(first.mask, first.kind, first.key)
+            parts = game.parts
+            outcome = parts.outcomes.get(first.mask) or parts.outcome(first.mask, first.kind, first.key)
         else:
             game.last_move = LastMove(seat, 0, True)
             outcome = wire.PASS_OUTCOME
@@ -338,11 +344,14 @@ class Core:
         """A judged move's answer: outcome, events, the table after it and the seat's view."""
         game = result.game
         deal = game.deal
-        parts = wire.parts_for(game.ruleset)
+        parts = game.parts
+        events = []
+        for event in result.events:
+            events.append(wire.event_bytes(event, parts, view_seat))
         return wire.MoveAnswer(
             index=result.index,
             outcome=result.outcome,
-            events=wire.events_bytes(result.events, parts, view_seat) if result.events else [],
+            events=events,
             table=wire.table_bytes(deal, game.identity.text, parts),
             view=b"" if view_seat is None else cv.seat_view(deal, view_seat).SerializeToString(),
         )

@@ -19,7 +19,6 @@ with the message that :mod:`bigtwo.service.convert` builds field by field.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -275,7 +274,3 @@ class MoveAnswer:
 
 def _envelope(tag: bytes, body: bytes) -> bytes:
     return tag + varint(len(body)) + body
-
-
-def events_bytes(events: Iterable[Event], parts: RulesetParts, view_seat: int | None) -> list[bytes]:
-    return [event_bytes(event, parts, view_seat) for event in events]

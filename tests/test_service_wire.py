@@ -93,7 +93,7 @@ def test_answers_parse_into_the_response_messages() -> None:
     answer = wire.MoveAnswer(
         index=200,
         outcome=wire.parts_for(ruleset).outcome(deal.table.mask, deal.table.kind, deal.table.key),
-        events=wire.events_bytes(events, wire.parts_for(ruleset), 0),
+        events=[wire.event_bytes(event, wire.parts_for(ruleset), 0) for event in events],
         table=table,
         state_token=b"\x01" * 300,
         view=view.SerializeToString(),
