@@ -192,6 +192,41 @@ class StreamSession:
         raise bad_field("message", "set open or move")
 
 
+class MoveBatch:
+    """Stream messages that arrive in one turn of the event loop, handled together in the next.
+
+    Handled back to back, the messages of many streams find the engine's code and the rule tables
+    still in the CPU caches, where interleaved with the transport's work each would find them
+    evicted: with 16 and 256 streamed games this served 10-20% more moves per second at less CPU
+    per move (docs/SERVICE.md, "Speed"). A message waits one turn of the loop at most.
+    """
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[StreamSession, Any, asyncio.Future[Any]]] = []
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def handle(self, session: StreamSession, request: Any) -> asyncio.Future[Any]:
+        """The answer to ``request`` on ``session``, or what it raised, once the batch has run."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        if self.loop is not loop:  # no turn scheduled on this loop yet
+            self.loop = loop
+            self.pending = []
+            loop.call_soon(self._run)
+        self.pending.append((session, request, future))
+        return future
+
+    def _run(self) -> None:
+        pending, self.pending, self.loop = self.pending, [], None
+        for session, request, future in pending:
+            if future.cancelled():  # the stream ended meanwhile
+                continue
+            try:
+                future.set_result(session.handle(request))
+            except Exception as exc:
+                future.set_exception(exc)
+
+
 class Hosting:
     """Builds the generic handler for a server; ``core`` may be a no-op stand-in (bench)."""
 
@@ -200,6 +235,7 @@ class Hosting:
         self.expected_auth = f"Bearer {auth_token}".encode() if auth_token else b""
         self.log = logger()
         self.log_calls = log_calls
+        self.batch = MoveBatch()
 
     # -- the one wrapper's parts ---------------------------------------------------------------
 
@@ -365,10 +401,11 @@ class Hosting:
             try:
                 request_id = self._begin(context)
                 session = self.core.session(info)
+                batch = self.batch
                 async for request in requests:
                     if isinstance(request, Undecodable):
                         raise undecodable(request, "PlayStreamRequest")
-                    yield session.handle(request)
+                    yield await batch.handle(session, request)
             except (GeneratorExit, StopAsyncIteration):
                 code = grpc.StatusCode.CANCELLED
                 raise
