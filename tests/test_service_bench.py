@@ -52,3 +52,37 @@ def test_a_short_run_reports_every_transport_and_load() -> None:
         assert row["real_server_cpu_us_per_move"] > 0 and row["real_client_cpu_us_per_move"] > 0
     token = rows[-1]
     assert token["figure"] == "apply_by_token_us" and token["at_move_5"] > 0 and token["at_move_80"] > 0
+
+
+def test_a_turn_batch_handles_what_arrives_together_and_passes_errors_on() -> None:
+    import asyncio
+
+    import pytest
+    from bigtwo.service.servicer import BATCH_TURNS, TurnBatch
+
+    async def scenario() -> None:
+        batch = TurnBatch()
+        seen: list[int] = []
+
+        def work(value: int) -> int:
+            seen.append(value)
+            if value < 0:
+                raise ValueError(f"refused {value}")
+            return value * 10
+
+        first = [batch.call(work, n) for n in (1, 2)]
+        await asyncio.sleep(0)  # one turn later: still gathered
+        late = batch.call(work, 3)
+        cancelled = batch.call(work, 99)
+        cancelled.cancel()
+        failing = batch.call(work, -1)
+        assert not first[0].done() and not seen  # nothing ran during the first turns
+        assert await asyncio.gather(*first, late) == [10, 20, 30]
+        with pytest.raises(ValueError, match="refused -1"):
+            await failing
+        assert seen == [1, 2, 3, -1]  # one batch, in arrival order, without the cancelled call
+        again = await batch.call(work, 4)  # a new batch after the first ran
+        assert again == 40
+
+    assert BATCH_TURNS >= 2
+    asyncio.run(scenario())
