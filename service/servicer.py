@@ -202,9 +202,9 @@ class TurnBatch:
 
     Handled back to back, the moves of many games find the engine's code and the rule tables still
     in the CPU caches, where interleaved with the transport's work each would find them evicted.
-    Measured with 16 and 256 streamed games: about 15% and 50% more moves per second than handling
-    each message as it comes, at less server CPU per move; one turn gathered about two thirds of
-    that gain, a third turn little more (docs/SERVICE.md, "Speed").
+    Measured with 16 and 256 streamed games: about 15% and 40% more moves per second than handling
+    each message as it comes, at less server CPU per move; one turn gathered most of that gain, a
+    third turn little more (docs/SERVICE.md, "Speed").
     """
 
     def __init__(self) -> None:
