@@ -316,9 +316,7 @@ class Core:
             info.moves.append(("validated", ""))
             if play is None:
                 return MoveResult(wire.PASS_OUTCOME, True, (), game, index)
-            return MoveResult(
-                wire.parts_for(game.ruleset).outcome(play.mask, play.kind, play.key), True, (), game, index
-            )
+            return MoveResult(game.parts.outcome(play.mask, play.kind, play.key), True, (), game, index)
         before = game.state_before_move() if keep_previous else None
         try:
             events = deal.do_text(seat, text)

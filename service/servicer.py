@@ -145,10 +145,11 @@ class StreamSession:
                 raise FailedPrecondition(
                     "open the deal first: the stream's first message is open", reason="STREAM_NOT_OPEN"
                 )
-            if not request.move.HasField("move"):
+            stream_move = request.move
+            if not stream_move.HasField("move"):
                 raise bad_field("move.move", "required")
-            move = request.move.move
-            apply = not request.move.validate_only
+            move = stream_move.move
+            apply = not stream_move.validate_only
             if apply and self.last_reply is not None and move.HasField("index"):
                 game = self.game
                 last = game.last_move
