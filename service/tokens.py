@@ -83,9 +83,8 @@ class PackedState:
         return _unpack_state(self.data, 0, self.players)[0]
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """Everything a token carries."""
+class Snapshot(NamedTuple):
+    """Everything a token carries (a named tuple: one is made for every token read or written)."""
 
     ruleset: Ruleset
     identity: DealIdentity

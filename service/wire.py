@@ -251,14 +251,17 @@ class MoveAnswer:
 
     def stream_response(self) -> bytes:
         """A ``PlayStreamResponse`` holding this answer as its ``move_result``."""
-        return _envelope(_STREAM_MOVE_RESULT, self._fields(_STREAM, _STREAM_INDEX + varint(self.index), _STREAM_TOKEN))
+        body = self._fields(_STREAM, _STREAM_INDEX + varint(self.index), _STREAM_TOKEN)
+        return _STREAM_MOVE_RESULT + _SMALL_VARINTS[len(body)] + body
 
     def apply_response(self) -> bytes:
         """An ``ApplyMoveResponse``."""
         return self._fields(_APPLY, b"", _APPLY_TOKEN)
 
     def _fields(self, tags: dict[str, bytes], index: bytes, token_tag: bytes) -> bytes:
-        small = _SMALL_VARINTS  # every part is shorter than 16 KiB (a token at most 2 KiB)
+        # Every part is shorter than 16 KiB, so is their sum (a token is at most 2 KiB, a table
+        # and the events of one move a few hundred bytes): their lengths are one- or two-byte varints.
+        small = _SMALL_VARINTS
         outcome, table = self.outcome, self.table
         body = [index, tags["outcome"], small[len(outcome)], outcome]
         event_tag = tags["events"]
@@ -270,7 +273,3 @@ class MoveAnswer:
         if self.state_token:
             body += (token_tag, small[len(self.state_token)], self.state_token)
         return b"".join(body)
-
-
-def _envelope(tag: bytes, body: bytes) -> bytes:
-    return tag + varint(len(body)) + body
