@@ -33,7 +33,7 @@ test: venv
 
 bench: venv
 	$(BIGTWO) bench engine --json
-	$(BIGTWO) bench service --json --repeats 3
+	$(BIGTWO) bench service --json --seconds 4 --repeats 5
 	$(PY) -m bigtwo.client.replay.bench --deals 10000 --jobs 2
 
 # Issue 6's bars for the bot levels (slow: pro at 2000 deals takes hours on 2 cores; see docs/BOTS.md).
