@@ -5,7 +5,8 @@
 For 1, 2 and 3 local replicas (separate ``bigtwo serve`` processes spawned by the load test):
 
 1. peak: as many games at once as it takes (``--concurrency``), two connections per replica; the
-   same load against as many no-op servers (same messages, canned answers) gives the ratio;
+   same load against as many no-op servers (same messages, real answers taken from the bench's
+   deals, no engine) gives the ratio;
 2. p99 at a steady 70% of that peak (``--rate``);
 
 then, with 3 replicas at 70% of their peak, one replica is SIGKILLed after 5 s: the time until the
