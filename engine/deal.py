@@ -412,7 +412,7 @@ class Deal:
             self.apply(ended)
             return passed, ended
         played = CardsPlayed(seat, play.mask, play.kind, play.key, index)
-        self.apply(played)
+        self._fold_played(played, play)
         out: list[Event] = [played]
         left = self.hands[seat].bit_count()
         if left == 0:
@@ -453,20 +453,12 @@ class Deal:
     # -- the fold --------------------------------------------------------------------------------
 
     def apply(self, event: Event) -> None:
-        """Fold one event into the state. The only place the state changes."""
+        """Fold one event into the state. The only place the state changes (with
+        :meth:`_fold_played`, its part for a play)."""
         if isinstance(event, CardsPlayed):
-            seat = event.seat
-            self.hands[seat] &= ~event.mask
-            self.played |= event.mask
-            self.table = Play(event.mask, event.kind, event.key)
-            self.last_player = seat
-            self.opening_card = -1
-            self.moves_made = event.move_index + 1
-            if self._may_play_again:
-                self.passes = 0
-                self.passed = 0
-            self.to_act = self._next_in_trick(seat)
-        elif isinstance(event, Passed):
+            self._fold_played(event, Play(event.mask, event.kind, event.key))
+            return
+        if isinstance(event, Passed):
             self.passes += 1
             self.passed |= 1 << event.seat
             if not event.automatic:
@@ -495,6 +487,22 @@ class Deal:
             self.scores = event.scores
         else:  # pragma: no cover - the Event union is closed
             raise EventLogError(f"unknown event {event!r}")
+        self._events.append(event)
+
+    def _fold_played(self, event: CardsPlayed, play: Play) -> None:
+        """Fold a CardsPlayed whose play is known: ``_commit`` has just classified it, so the play
+        on the table is not built twice for every move."""
+        seat = event.seat
+        self.hands[seat] &= ~event.mask
+        self.played |= event.mask
+        self.table = play
+        self.last_player = seat
+        self.opening_card = -1
+        self.moves_made = event.move_index + 1
+        if self._may_play_again:
+            self.passes = 0
+            self.passed = 0
+        self.to_act = self._next_in_trick(seat)
         self._events.append(event)
 
     def _next_in_trick(self, seat: int) -> int:

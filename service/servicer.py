@@ -150,12 +150,17 @@ class StreamSession:
                 raise bad_field("move.move", "required")
             move = stream_move.move
             apply = not stream_move.validate_only
-            if apply and self.last_reply is not None and move.HasField("index"):
-                game = self.game
-                last = game.last_move
-                if move.index == game.deal.moves_made - 1 and last is not None and _resends(move, last):
-                    info.moves.append(("duplicate", ""))
-                    return self.last_reply  # a retried move: the same answer, nothing applied twice
+            game = self.game
+            if (
+                apply
+                and self.last_reply is not None
+                and move.index == game.deal.moves_made - 1
+                and move.HasField("index")
+                and game.last_move is not None
+                and _resends(move, game.last_move)
+            ):
+                info.moves.append(("duplicate", ""))
+                return self.last_reply  # a retried move: the same answer, nothing applied twice
             # The state before each move is kept only when tokens are sent: retries use last_reply.
             result = core.judge(
                 self.game, move, "move.move", info, apply=apply, need_index=True, keep_previous=self.tokens
