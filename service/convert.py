@@ -140,8 +140,8 @@ def card_name(index: int) -> str:
 
 
 class RulesetMessages:
-    """The messages of one ruleset that many answers share, each built once: plays and accepted
-    outcomes by mask. Callers copy them (constructor arguments, CopyFrom), never change them."""
+    """The messages of one ruleset that many answers share, each built once: plays by mask.
+    Callers copy them (constructor arguments, CopyFrom), never change them."""
 
     LIMIT = 8192
 
@@ -149,7 +149,6 @@ class RulesetMessages:
         self.ruleset = ruleset
         self.fingerprint = ruleset.fingerprint
         self.plays: dict[int, pb.Play] = {}
-        self.outcomes: dict[int, pb.MoveOutcome] = {}
 
     def play(self, mask: int, kind: Kind, key: int) -> pb.Play:
         message = self.plays.get(mask)
@@ -160,29 +159,13 @@ class RulesetMessages:
             message = self.plays[mask] = pb.Play(cards=card_set(mask), kind=KIND_TO_PB[kind], name=name)
         return message
 
-    def outcome(self, mask: int, kind: Kind, key: int) -> pb.MoveOutcome:
-        message = self.outcomes.get(mask)
-        if message is None:
-            if len(self.outcomes) >= self.LIMIT:
-                self.outcomes.clear()
-            message = self.outcomes[mask] = pb.MoveOutcome(accepted=True, play=self.play(mask, kind, key))
-        return message
-
 
 messages_for = IdentityCache(RulesetMessages, size=64)
-PASS_OUTCOME = pb.MoveOutcome(accepted=True, is_pass=True)
 
 
 def play_to_pb(play: Play, ruleset: Ruleset) -> pb.Play:
     """A play as a message (shared: copy it, never change it)."""
     return messages_for(ruleset).play(play.mask, play.kind, play.key)
-
-
-def accepted_outcome(play: Play | None, ruleset: Ruleset) -> pb.MoveOutcome:
-    """The outcome of an accepted move (shared: copy it, never change it)."""
-    if play is None:
-        return PASS_OUTCOME
-    return messages_for(ruleset).outcome(play.mask, play.kind, play.key)
 
 
 def refusal_to_pb(refusal: Refusal) -> pb.Refusal:

@@ -236,13 +236,17 @@ class TurnBatch:
 
     def _run(self) -> None:
         pending, self.pending, self.loop = self.pending, [], None
-        for fn, args, future in pending:
+        for position, (fn, args, future) in enumerate(pending):
             if future.cancelled():  # the call ended meanwhile
                 continue
             try:
                 future.set_result(fn(*args))
             except Exception as exc:
                 future.set_exception(exc)
+            except BaseException:  # the process is stopping: end the waiting calls, hang none
+                for _fn, _args, waiting in pending[position:]:
+                    waiting.cancel()
+                raise
 
 
 class Hosting:

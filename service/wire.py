@@ -88,19 +88,16 @@ class RulesetParts:
         """The outcome of an accepted play (a ``MoveOutcome``)."""
         part = self.outcomes.get(mask)
         if part is None:
-            if len(self.outcomes) >= LIMIT:
-                self.outcomes.clear()
-            part = self.outcomes[mask] = self.messages.outcome(mask, kind, key).SerializeToString()
+            outcome = pb.MoveOutcome(accepted=True, play=self.messages.play(mask, kind, key))
+            part = _bounded(self.outcomes)[mask] = outcome.SerializeToString()
         return part
 
     def play_on_table(self, mask: int, kind: Kind, key: int) -> bytes:
         """``TableState.table``: the play to beat."""
         part = self.plays_on_table.get(mask)
         if part is None:
-            if len(self.plays_on_table) >= LIMIT:
-                self.plays_on_table.clear()
             table = pb.TableState(table=self.messages.play(mask, kind, key))
-            part = self.plays_on_table[mask] = table.SerializeToString()
+            part = _bounded(self.plays_on_table)[mask] = table.SerializeToString()
         return part
 
     def played_event(self, event: CardsPlayed) -> bytes:
@@ -109,10 +106,8 @@ class RulesetParts:
         cache_key = event.seat << 52 | event.mask
         part = self.cards_played.get(cache_key)
         if part is None:
-            if len(self.cards_played) >= LIMIT:
-                self.cards_played.clear()
             general = CardsPlayed(event.seat, event.mask, event.kind, event.key, 0)
-            part = self.cards_played[cache_key] = _event_message(general, self.messages, None)
+            part = _bounded(self.cards_played)[cache_key] = _event_message(general, self.messages, None)
         return part
 
     def header(self, deal: Deal, deal_id: str) -> bytes:
@@ -120,9 +115,7 @@ class RulesetParts:
         key = (deal_id, deal.deal_number)
         part = self.headers.get(key)
         if part is None:
-            if len(self.headers) >= LIMIT:
-                self.headers.clear()
-            part = self.headers[key] = cv.table_header(deal, deal_id).SerializeToString()
+            part = _bounded(self.headers)[key] = cv.table_header(deal, deal_id).SerializeToString()
         return part
 
 
@@ -137,6 +130,7 @@ def _event_message(event: Event, messages: cv.RulesetMessages, view_seat: int | 
 
 
 def _bounded(cache: dict[Any, bytes]) -> dict[Any, bytes]:
+    """``cache``, emptied first when full (every part cache is bounded this way)."""
     if len(cache) >= LIMIT:
         cache.clear()
     return cache
@@ -227,7 +221,7 @@ def table_to_pb(deal: Deal, deal_id: str) -> pb.TableState:
     return pb.TableState.FromString(table_bytes(deal, deal_id))
 
 
-PASS_OUTCOME = cv.PASS_OUTCOME.SerializeToString()
+PASS_OUTCOME = pb.MoveOutcome(accepted=True, is_pass=True).SerializeToString()
 
 
 def refusal_outcome(refusal: Any) -> bytes:

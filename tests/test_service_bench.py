@@ -86,3 +86,30 @@ def test_a_turn_batch_handles_what_arrives_together_and_passes_errors_on() -> No
 
     assert BATCH_TURNS >= 2
     asyncio.run(scenario())
+
+
+def test_a_turn_batch_stopped_midway_leaves_no_call_waiting() -> None:
+    import asyncio
+
+    import pytest
+    from bigtwo.service.servicer import TurnBatch
+
+    class Stopping(BaseException):
+        pass
+
+    def stop() -> None:
+        raise Stopping
+
+    async def scenario() -> None:
+        batch = TurnBatch()
+        stopped, after = batch.call(stop), batch.call(abs, -3)
+        with pytest.raises(asyncio.CancelledError):
+            await after
+        assert stopped.cancelled()
+
+    loop = asyncio.new_event_loop()
+    loop.set_exception_handler(lambda loop, context: None)  # the Stopping escaping the callback
+    try:
+        loop.run_until_complete(scenario())
+    finally:
+        loop.close()
