@@ -97,40 +97,38 @@ class DealCode:
         return cls(seed)
 
 
-def _words(seed: int, round_number: int) -> _WordStream:
-    return _WordStream(seed, round_number)
+def _words(seed: int, round_number: int, block: int, blocks: int) -> tuple[int, ...]:
+    """Big-endian 32-bit words of the SHA-256 counter stream of one shuffle round: eight per
+    block, from block ``block`` on."""
+    prefix = _DOMAIN + struct.pack(">QI", seed, round_number)
+    digests = b"".join(
+        hashlib.sha256(prefix + struct.pack(">I", number)).digest() for number in range(block, block + blocks)
+    )
+    return struct.unpack(f">{8 * blocks}I", digests)
 
 
-class _WordStream:
-    """Big-endian 32-bit words of the SHA-256 counter stream for one shuffle round."""
-
-    def __init__(self, seed: int, round_number: int) -> None:
-        self._prefix = _DOMAIN + struct.pack(">QI", seed, round_number)
-        self._block = 0
-        self._buffer: tuple[int, ...] = ()
-        self._position = 0
-
-    def next(self) -> int:
-        if self._position == len(self._buffer):
-            digest = hashlib.sha256(self._prefix + struct.pack(">I", self._block)).digest()
-            self._buffer = struct.unpack(">8I", digest)
-            self._block += 1
-            self._position = 0
-        word = self._buffer[self._position]
-        self._position += 1
-        return word
+_FIRST_BLOCKS = 7
+"""A shuffle takes 51 words when no word is rejected: seven blocks hold 56."""
+_LIMITS = tuple((1 << 32) - (1 << 32) % bound if bound else 0 for bound in range(53))
+"""_LIMITS[bound]: words at or above it are rejected, so that ``word % bound`` is unbiased."""
 
 
 def shuffled_deck(seed: int, round_number: int = 0) -> tuple[int, ...]:
     """The deck (card indices) after shuffle round ``round_number`` of ``seed``."""
     deck = list(range(52))
-    stream = _words(seed, round_number)
+    words = _words(seed, round_number, 0, _FIRST_BLOCKS)
+    position = 0
     for i in range(51, 0, -1):
         bound = i + 1
-        limit = (1 << 32) - (1 << 32) % bound
-        word = stream.next()
-        while word >= limit:
-            word = stream.next()
+        if position == len(words):
+            words += _words(seed, round_number, len(words) // 8, 1)
+        word = words[position]
+        position += 1
+        while word >= _LIMITS[bound]:
+            if position == len(words):
+                words += _words(seed, round_number, len(words) // 8, 1)
+            word = words[position]
+            position += 1
         j = word % bound
         deck[i], deck[j] = deck[j], deck[i]
     return tuple(deck)

@@ -68,32 +68,23 @@ class RuleTables:
     nibble_top: tuple[int, ...]
     """nibble_top[pattern]: the highest suit strength among a 4-bit suit pattern's suits."""
 
+    strongest_suit: tuple[int, ...]
+    """strongest_suit[pattern]: the suit (0-3, D C H S) of a 4-bit suit pattern that ranks highest."""
+    weakest_suit: tuple[int, ...]
+    """weakest_suit[pattern]: the suit of a 4-bit suit pattern that ranks lowest."""
+
+    # Strength is rank first, then suit: the strongest card lies in the highest rank held, the
+    # weakest in the lowest, and each nibble's best suit is a table lookup.
+
     def highest_card_in(self, mask: int) -> int:
         """Card index of the strongest card of a non-empty mask."""
-        best = -1
-        best_strength = -1
-        strength = self.strength
-        while mask:
-            low = mask & -mask
-            index = low.bit_length() - 1
-            if strength[index] > best_strength:
-                best_strength = strength[index]
-                best = index
-            mask ^= low
-        return best
+        base = (mask.bit_length() - 1) & ~3
+        return base + self.strongest_suit[mask >> base & 15]
 
     def lowest_card_in(self, mask: int) -> int:
-        best = -1
-        best_strength = 99
-        strength = self.strength
-        while mask:
-            low = mask & -mask
-            index = low.bit_length() - 1
-            if strength[index] < best_strength:
-                best_strength = strength[index]
-                best = index
-            mask ^= low
-        return best
+        """Card index of the weakest card of a non-empty mask."""
+        base = ((mask & -mask).bit_length() - 1) & ~3
+        return base + self.weakest_suit[mask >> base & 15]
 
 
 @lru_cache(maxsize=256)
@@ -130,6 +121,14 @@ def tables_for(ruleset: Ruleset) -> RuleTables:
         stronger_than=tuple(sum(1 << i for i in range(52) if strength[i] > threshold) for threshold in range(-1, 52)),
         nibble_top=tuple(
             max((suit_strength[s] for s in range(4) if pattern >> s & 1), default=-1) for pattern in range(16)
+        ),
+        strongest_suit=tuple(
+            max((s for s in range(4) if pattern >> s & 1), key=lambda s: suit_strength[s], default=-1)
+            for pattern in range(16)
+        ),
+        weakest_suit=tuple(
+            min((s for s in range(4) if pattern >> s & 1), key=lambda s: suit_strength[s], default=-1)
+            for pattern in range(16)
         ),
     )
 

@@ -90,9 +90,17 @@ class Game:
     """The deal's current state as the token it came from held it; None once a move changed it."""
     parts: wire.RulesetParts = field(init=False)
     """The ruleset's serialized answer parts, looked up once per game (every move uses them)."""
+    table_writer: wire.TableWriter | None = field(init=False, default=None)
+    """Writes the table after each move; made by the first answer (a stream's moves share it)."""
 
     def __post_init__(self) -> None:
         self.parts = wire.parts_for(self.ruleset)
+
+    def table_bytes(self) -> bytes:
+        writer = self.table_writer
+        if writer is None:
+            writer = self.table_writer = wire.TableWriter(self.deal, self.identity.text, self.parts)
+        return writer.write(self.deal)
 
     def state_before_move(self) -> PackedState | Deal:
         """What ``previous`` becomes when a move is applied: the token's bytes as they came, or
@@ -350,7 +358,7 @@ class Core:
             index=result.index,
             outcome=result.outcome,
             events=events,
-            table=wire.table_bytes(deal, game.identity.text, parts),
+            table=game.table_bytes(),
             view=b"" if view_seat is None else cv.seat_view(deal, view_seat).SerializeToString(),
         )
 

@@ -186,15 +186,14 @@ class StreamSession:
                 if game.deal.over:
                     info.deals_finished += 1
             self.game = game
-            opened = api.StreamOpened(
-                deal_code="" if game.identity.explicit else game.identity.text,
-                table=wire.table_to_pb(game.deal, game.identity.text),
-                events=cv.events_to_pb(game.deal.events, game.ruleset, self.view_seat),
-                state_token=core.token(game),
+            view_seat = self.view_seat
+            return wire.opened_response(
+                "" if game.identity.explicit else game.identity.text,
+                game.table_bytes(),
+                [wire.event_bytes(event, game.parts, view_seat) for event in game.deal.events],
+                b"" if view_seat is None else cv.seat_view(game.deal, view_seat).SerializeToString(),
+                core.token(game),
             )
-            if self.view_seat is not None:
-                opened.view.CopyFrom(cv.seat_view(game.deal, self.view_seat))
-            return api.PlayStreamResponse(opened=opened)
         raise bad_field("message", "set open or move")
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bigtwo.engine import CardsPlayed, Deal, Event, Kind, LastCard, Passed, Ruleset, TrickEnded, mask_text
+from bigtwo.engine import CardsPlayed, Deal, Event, Kind, LastCard, Passed, Play, Ruleset, TrickEnded, mask_text
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
@@ -44,11 +44,21 @@ def _encode_varint(value: int) -> bytes:
 
 
 _SMALL_VARINTS = tuple(_encode_varint(n) for n in range(1 << 14))
+_MIDDLE_VARINTS = tuple(bytes((n & 0x7F | 0x80, n >> 7 | 0x80)) for n in range(1 << 14))
+"""Fourteen bits that more bits follow: both bytes carry the continuation bit."""
 
 
 def varint(value: int) -> bytes:
     """The base-128 varint of a non-negative integer."""
-    return _SMALL_VARINTS[value] if value < 16384 else _encode_varint(value)
+    if value < 16384:
+        return _SMALL_VARINTS[value]
+    # Fourteen bits at a time from tables: the played cards' mask (up to 52 bits) is written
+    # after every play, and a byte-at-a-time loop costs more than the rest of its part.
+    out = b""
+    while value >= 16384:
+        out += _MIDDLE_VARINTS[value & 0x3FFF]
+        value >>= 14
+    return out + _SMALL_VARINTS[value]
 
 
 def _tag(message: Any, name: str, wire_type: int) -> bytes:
@@ -66,6 +76,10 @@ _STREAM = {name: _tag(api.StreamMoveResult, name, _LENGTH) for name in ("outcome
 _STREAM_TOKEN = _tag(api.StreamMoveResult, "state_token", _LENGTH)
 _APPLY = {name: _tag(api.ApplyMoveResponse, name, _LENGTH) for name in ("outcome", "events", "table", "view")}
 _APPLY_TOKEN = _tag(api.ApplyMoveResponse, "state_token", _LENGTH)
+_STREAM_OPENED = _tag(api.PlayStreamResponse, "opened", _LENGTH)
+_OPENED = {
+    name: _tag(api.StreamOpened, name, _LENGTH) for name in ("deal_code", "table", "events", "view", "state_token")
+}
 _TABLE_PLAYED = _tag(pb.TableState, "played", _LENGTH)
 _CARDS_TEXT = _tag(pb.CardSet, "text", _LENGTH)
 _CARDS_MASK = _tag(pb.CardSet, "mask", _VARINT)
@@ -139,9 +153,6 @@ def _bounded(cache: dict[Any, bytes]) -> dict[Any, bytes]:
 _MOVE_INDEX: dict[int, bytes] = {}
 _PASSES: dict[tuple[int, int, bool], bytes] = {}
 _SMALL_EVENTS: dict[Event, bytes] = {}
-_POSITIONS: dict[tuple[int, int, int, int], bytes] = {}
-_CARDS_LEFT: dict[tuple[int, ...], bytes] = {}
-_PASSED_SEATS = tuple(pb.TableState(passed_seats=seats).SerializeToString() for seats in cv.SEATS_IN)
 _OPENING_CARD = tuple(pb.TableState(opening_card=cv.card_name(index)).SerializeToString() for index in range(52))
 
 
@@ -174,46 +185,93 @@ def _move_index(index: int) -> bytes:
     return part
 
 
-_PLAYED: dict[int, bytes] = {}
+_NONE_PLAYED = delimited(_TABLE_PLAYED, b"")
 
 
 def _played(mask: int) -> bytes:
-    # Written here, not by protobuf: the played cards are new after every play (the same only
-    # while the players pass), and ``text`` and ``mask`` are plain scalars.
-    part = _PLAYED.get(mask)
-    if part is None:
-        text = mask_text(mask).encode()
-        body = (delimited(_CARDS_TEXT, text) if text else b"") + (_CARDS_MASK + varint(mask) if mask else b"")
-        part = _bounded(_PLAYED)[mask] = delimited(_TABLE_PLAYED, body)
-    return part
+    """``TableState.played``. Written here, not by protobuf: the cards played are new after every
+    play, and ``text`` and ``mask`` are plain scalars."""
+    if not mask:
+        return _NONE_PLAYED
+    text = mask_text(mask).encode()
+    return delimited(_TABLE_PLAYED, delimited(_CARDS_TEXT, text) + _CARDS_MASK + varint(mask))
+
+
+def _values(field_name: str, count: int) -> tuple[bytes, ...]:
+    """``TableState`` with only ``field_name`` set to 0, 1, ... ``count - 1``, serialized by protobuf."""
+    return tuple(pb.TableState(**{field_name: value}).SerializeToString() for value in range(count))
+
+
+_MOVES_MADE = _values("moves_made", 1024)
+_TO_ACT = _values("to_act", 4)
+_LEADER = _values("leader", 4)
+_LAST_PLAYER = (b"", *_values("last_player", 4))
+"""By seat + 1: nobody has played yet (-1) writes nothing."""
+_PASSED_SEATS = tuple(pb.TableState(passed_seats=seats).SerializeToString() for seats in cv.SEATS_IN)
+_CARDS_LEFT = _tag(pb.TableState, "cards_left", _LENGTH)
+
+
+def _cards_left(hands: list[int]) -> bytes:
+    # A packed repeated field: the counts are below 128, so each is a one-byte varint.
+    return _CARDS_LEFT + bytes((len(hands), *map(int.bit_count, hands)))
+
+
+class TableWriter:
+    """Writes one deal's public table after each of its moves (a ``TableState``): the one
+    definition of its fields.
+
+    Each field comes from a table of protobuf's own encodings of its possible values, or from a
+    part cached per ruleset, so writing a table allocates no message. What only a play changes (the
+    cards left, the cards played, the play to beat) is written again only after a play: a pass,
+    about half the moves, reuses it. A writer follows one deal, which only moves forward: while the
+    cards played stay the same, so do the cards left.
+    """
+
+    __slots__ = ("parts", "header", "_played", "_after_play", "_table", "_table_part")
+
+    def __init__(self, deal: Deal, deal_id: str, parts: RulesetParts | None = None) -> None:
+        self.parts = parts = parts or parts_for(deal.ruleset)
+        self.header = parts.headers.get((deal_id, deal.deal_number)) or parts.header(deal, deal_id)
+        self._played = -1
+        self._after_play = b""
+        self._table: Play | None = None
+        self._table_part = b""
+
+    def write(self, deal: Deal) -> bytes:
+        played = deal.played
+        if played != self._played:
+            self._played = played
+            self._after_play = _cards_left(deal.hands) + _played(played)
+        moves_made = deal.moves_made
+        out = b"".join(
+            (
+                self.header,
+                _MOVES_MADE[moves_made] if moves_made < 1024 else pb.TableState(moves_made=moves_made).SerializeToString(),
+                _TO_ACT[deal.to_act],
+                _LEADER[deal.leader],
+                _LAST_PLAYER[deal.last_player + 1],
+                _PASSED_SEATS[deal.passed],
+                self._after_play,
+            )
+        )
+        table = deal.table
+        if table is not None:
+            if table is not self._table:
+                self._table = table
+                self._table_part = self.parts.plays_on_table.get(table.mask) or self.parts.play_on_table(
+                    table.mask, table.kind, table.key
+                )
+            out += self._table_part
+        if deal.opening_card >= 0:
+            out += _OPENING_CARD[deal.opening_card]
+        if deal.winner >= 0:
+            out += pb.TableState(over=True, winner=deal.winner, scores=deal.scores).SerializeToString()
+        return out
 
 
 def table_bytes(deal: Deal, deal_id: str, parts: RulesetParts | None = None) -> bytes:
-    """The public table after a move (a ``TableState``): the one definition of its fields."""
-    # Cached parts are looked up inline (``get(...) or make``): this runs for every move answered.
-    if parts is None:
-        parts = parts_for(deal.ruleset)
-    header = parts.headers.get((deal_id, deal.deal_number)) or parts.header(deal, deal_id)
-    position_key = (deal.moves_made, deal.to_act, deal.leader, deal.last_player)
-    position = _POSITIONS.get(position_key)
-    if position is None:
-        message = pb.TableState(moves_made=deal.moves_made, to_act=deal.to_act, leader=deal.leader)
-        if deal.last_player >= 0:
-            message.last_player = deal.last_player
-        position = _bounded(_POSITIONS)[position_key] = message.SerializeToString()
-    left_key = tuple(map(int.bit_count, deal.hands))
-    left = _CARDS_LEFT.get(left_key)
-    if left is None:
-        left = _bounded(_CARDS_LEFT)[left_key] = pb.TableState(cards_left=left_key).SerializeToString()
-    out = [header, position, left, _PLAYED.get(deal.played) or _played(deal.played), _PASSED_SEATS[deal.passed]]
-    if deal.opening_card >= 0:
-        out.append(_OPENING_CARD[deal.opening_card])
-    table = deal.table
-    if table is not None:
-        out.append(parts.plays_on_table.get(table.mask) or parts.play_on_table(table.mask, table.kind, table.key))
-    if deal.winner >= 0:
-        out.append(pb.TableState(over=True, winner=deal.winner, scores=deal.scores).SerializeToString())
-    return b"".join(out)
+    """The public table of ``deal`` (a ``TableState``), written once (see :class:`TableWriter`)."""
+    return TableWriter(deal, deal_id, parts).write(deal)
 
 
 def table_to_pb(deal: Deal, deal_id: str) -> pb.TableState:
@@ -230,6 +288,16 @@ def refusal_outcome(refusal: Any) -> bytes:
 
 
 # -- answers ---------------------------------------------------------------------------------------
+
+
+def opened_response(deal_code: str, table: bytes, events: list[bytes], view: bytes, state_token: bytes) -> bytes:
+    """A ``PlayStreamResponse`` holding a ``StreamOpened``: the stream's first answer."""
+    body = [delimited(_OPENED["deal_code"], deal_code.encode()) if deal_code else b"", delimited(_OPENED["table"], table)]
+    body += (delimited(_OPENED["events"], event) for event in events)
+    if view:
+        body.append(delimited(_OPENED["view"], view))
+    body.append(delimited(_OPENED["state_token"], state_token))
+    return delimited(_STREAM_OPENED, b"".join(body))
 
 
 @dataclass(slots=True)

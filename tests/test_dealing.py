@@ -6,9 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from bigtwo.engine import dealing
 from bigtwo.engine import DealCode, DealCodeError, Ruleset, deal_from_code, mask_text, shuffled_deck
 
 VECTORS = json.loads((Path(__file__).parent / "data" / "deal-code-vectors.json").read_text(encoding="utf-8"))
@@ -17,7 +19,11 @@ SUITS = "DCHS"
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
-def reference_deck(seed: int, round_number: int) -> list[int]:
+def page_limit(n: int) -> int:
+    return 2**32 - 2**32 % n
+
+
+def reference_deck(seed: int, round_number: int, limit_of: Callable[[int], int] = page_limit) -> list[int]:
     """Step 1 and 2 of docs/DEALING.md, written from the page."""
     words: list[int] = []
 
@@ -33,7 +39,7 @@ def reference_deck(seed: int, round_number: int) -> list[int]:
     deck = list(range(52))
     for i in range(51, 0, -1):
         n = i + 1
-        limit = 2**32 - 2**32 % n
+        limit = limit_of(n)
         w = word()
         while w >= limit:
             w = word()
@@ -84,6 +90,17 @@ def test_reference_dealing_matches_engine_for_four_players() -> None:
         hands = [sorted(deck[p] for p in range(52) if p % 4 == seat) for seat in range(4)]
         dealt = deal_from_code(DealCode(seed), Ruleset())
         assert [mask_text(sum(1 << c for c in hand)) for hand in hands] == list(dealt.hand_texts())
+
+
+def test_rejected_words_draw_more_blocks_as_the_page_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With the page's limits a word is rejected about once in 10^8 shuffles; lower limits reject
+    # most words, so the shuffle must go on into blocks past the seven it hashes at first.
+    def low_limit(n: int) -> int:
+        return page_limit(n) // 5
+
+    monkeypatch.setattr(dealing, "_LIMITS", tuple(low_limit(n) if n else 0 for n in range(53)))
+    for seed in (1, 2**40 + 9):
+        assert list(shuffled_deck(seed, 3)) == reference_deck(seed, 3, low_limit)
 
 
 def test_codes_are_case_insensitive_and_forgive_dashes() -> None:

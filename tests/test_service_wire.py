@@ -69,10 +69,12 @@ def random_games(ruleset: Ruleset, count: int, seed: int) -> list[tuple[Deal, li
 def test_table_and_events_match_the_messages_built_field_by_field(ruleset: Ruleset) -> None:
     parts = wire.parts_for(ruleset)
     for start, steps in random_games(ruleset, 6, seed=hash(ruleset.fingerprint) & 0xFFFF):
+        # One writer follows the deal move by move (as a stream's does); table_bytes starts afresh.
+        writer = wire.TableWriter(start, "7K3M9QX2AB4H8", parts)
         for deal in [start, *(after for after, _ in steps)]:
-            assert pb.TableState.FromString(wire.table_bytes(deal, "7K3M9QX2AB4H8")) == reference_table(
-                deal, "7K3M9QX2AB4H8"
-            )
+            expected = reference_table(deal, "7K3M9QX2AB4H8")
+            assert pb.TableState.FromString(writer.write(deal)) == expected
+            assert pb.TableState.FromString(wire.table_bytes(deal, "7K3M9QX2AB4H8")) == expected
         for view_seat in (None, 0):
             for event in start.events:
                 assert pb.Event.FromString(wire.event_bytes(event, parts, view_seat)) == cv.event_to_pb(
@@ -119,6 +121,28 @@ def test_answers_parse_into_the_response_messages() -> None:
     )
     first = wire.MoveAnswer(index=0, outcome=wire.PASS_OUTCOME, table=table)
     assert api.PlayStreamResponse.FromString(first.stream_response()).WhichOneof("message") == "move_result"
+
+
+@pytest.mark.parametrize("view_seat", [None, 1])
+def test_the_opened_answer_parses_into_its_message(view_seat: int | None) -> None:
+    ruleset = preset("hong-kong")
+    deal = Deal.start(ruleset, deal_from_code(DealCode(11), ruleset))
+    parts = wire.parts_for(ruleset)
+    table = wire.table_bytes(deal, "7K3M9QX2AB4H8")
+    view = b"" if view_seat is None else cv.seat_view(deal, view_seat).SerializeToString()
+    events = [wire.event_bytes(event, parts, view_seat) for event in deal.events]
+    expected = api.StreamOpened(
+        deal_code="7K3M9QX2AB4H8",
+        table=pb.TableState.FromString(table),
+        events=cv.events_to_pb(deal.events, ruleset, view_seat),
+        state_token=b"\x02" * 200,
+    )
+    if view_seat is not None:
+        expected.view.CopyFrom(cv.seat_view(deal, view_seat))
+    opened = wire.opened_response("7K3M9QX2AB4H8", table, events, view, b"\x02" * 200)
+    assert api.PlayStreamResponse.FromString(opened) == api.PlayStreamResponse(opened=expected)
+    explicit = api.PlayStreamResponse.FromString(wire.opened_response("", table, events, view, b"t"))
+    assert explicit.opened.deal_code == "" and explicit.opened.state_token == b"t"
 
 
 def test_a_refused_move_answers_the_unchanged_table_and_the_seat_view() -> None:
