@@ -116,8 +116,22 @@ def flush_key(rank_mask: int, suit_strength: int, rule: Flush) -> int:
     return suit_strength * _FLUSH_SUIT_WEIGHT + digits
 
 
+KNOWN_PLAYS_LIMIT = 1 << 15
+"""Plays a ruleset's memo holds; past it, new plays are classified without being kept."""
+
+
 def classify_mask(mask: int, tables: RuleTables) -> Play:
     """What ``mask`` forms under the ruleset, or the refusal that says why it forms nothing."""
+    known = tables.known_plays
+    play = known.get(mask)
+    if play is None:
+        play = _classify(mask, tables)
+        if len(known) < KNOWN_PLAYS_LIMIT:
+            known[mask] = play
+    return play
+
+
+def _classify(mask: int, tables: RuleTables) -> Play:
     size = mask.bit_count()
     if size == 0:
         raise NotACombinationError("Pick the cards to play (or pass)")

@@ -405,7 +405,7 @@ class Deal:
         index = self.moves_made
         if play is None:
             passed = Passed(seat, index)
-            self.apply(passed)
+            self._fold_passed(passed)
             if self.passes < self.players - 1:
                 return (passed,)
             ended = TrickEnded(self.last_player)
@@ -454,18 +454,14 @@ class Deal:
 
     def apply(self, event: Event) -> None:
         """Fold one event into the state. The only place the state changes (with
-        :meth:`_fold_played`, its part for a play)."""
+        :meth:`_fold_played` and :meth:`_fold_passed`, its parts for a play and a pass)."""
         if isinstance(event, CardsPlayed):
             self._fold_played(event, Play(event.mask, event.kind, event.key))
             return
         if isinstance(event, Passed):
-            self.passes += 1
-            self.passed |= 1 << event.seat
-            if not event.automatic:
-                self.moves_made = event.move_index + 1
-            if self.passes < self.players - 1:
-                self.to_act = self._next_in_trick(event.seat)
-        elif isinstance(event, TrickEnded):
+            self._fold_passed(event)
+            return
+        if isinstance(event, TrickEnded):
             self.table = None
             self.leader = self.to_act = event.winner
             self.passes = 0
@@ -487,6 +483,16 @@ class Deal:
             self.scores = event.scores
         else:  # pragma: no cover - the Event union is closed
             raise EventLogError(f"unknown event {event!r}")
+        self._events.append(event)
+
+    def _fold_passed(self, event: Passed) -> None:
+        """Fold a Passed (``_commit`` calls it directly: half the moves are passes)."""
+        self.passes += 1
+        self.passed |= 1 << event.seat
+        if not event.automatic:
+            self.moves_made = event.move_index + 1
+        if self.passes < self.players - 1:
+            self.to_act = self._next_in_trick(event.seat)
         self._events.append(event)
 
     def _fold_played(self, event: CardsPlayed, play: Play) -> None:

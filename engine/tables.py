@@ -7,13 +7,17 @@ Nothing here is a rule of its own: every number is derived from a :class:`Rulese
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 from .cards import RANK_MASKS, SUIT_MASKS
 from .rules import Flush, Ruleset, Triples
 from .straights import SEQUENCE_BY_RANK_MASK, rank_mask_of
+
+if TYPE_CHECKING:
+    from .combos import Play
 
 # Five-card classes, low to high (RULES.md: straight < flush < full house < four < straight flush).
 STRAIGHT, FLUSH, FULL_HOUSE, FOUR_OF_A_KIND, STRAIGHT_FLUSH = range(5)
@@ -72,6 +76,10 @@ class RuleTables:
     """strongest_suit[pattern]: the suit (0-3, D C H S) of a 4-bit suit pattern that ranks highest."""
     weakest_suit: tuple[int, ...]
     """weakest_suit[pattern]: the suit of a 4-bit suit pattern that ranks lowest."""
+    known_plays: dict[int, Play] = field(default_factory=dict, compare=False, repr=False)
+    """Masks already classified as plays under these rules (a memo, filled by
+    :func:`bigtwo.engine.combos.classify_mask`): a deal classifies the same few hundred plays
+    over and over."""
 
     # Strength is rank first, then suit: the strongest card lies in the highest rank held, the
     # weakest in the lowest, and each nibble's best suit is a table lookup.

@@ -20,7 +20,7 @@ import random
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from bigtwo.engine import (
     PRESET_NAMES,
@@ -90,17 +90,17 @@ class Game:
     """The deal's current state as the token it came from held it; None once a move changed it."""
     parts: wire.RulesetParts = field(init=False)
     """The ruleset's serialized answer parts, looked up once per game (every move uses them)."""
-    table_writer: wire.TableWriter | None = field(init=False, default=None)
-    """Writes the table after each move; made by the first answer (a stream's moves share it)."""
+    deal_writer: wire.DealWriter | None = field(init=False, default=None)
+    """Writes the deal's answers; made by the first answer (a stream's moves share it)."""
 
     def __post_init__(self) -> None:
         self.parts = wire.parts_for(self.ruleset)
 
-    def table_bytes(self) -> bytes:
-        writer = self.table_writer
+    def writer(self) -> wire.DealWriter:
+        writer = self.deal_writer
         if writer is None:
-            writer = self.table_writer = wire.TableWriter(self.deal, self.identity.text, self.parts)
-        return writer.write(self.deal)
+            writer = self.deal_writer = wire.DealWriter(self.deal, self.identity.text, self.parts)
+        return writer
 
     def state_before_move(self) -> PackedState | Deal:
         """What ``previous`` becomes when a move is applied: the token's bytes as they came, or
@@ -143,8 +143,9 @@ class CallInfo:
     """The bot level that chose a move (BotMove, TimeoutMove with bot_level)."""
 
 
-@dataclass(slots=True)
-class MoveResult:
+class MoveResult(NamedTuple):
+    """A judged move (a named tuple: one is made for every move judged)."""
+
     outcome: bytes
     """The ``MoveOutcome``, serialized (see :mod:`bigtwo.service.wire`)."""
     accepted: bool
@@ -346,21 +347,15 @@ class Core:
             info.deals_finished += 1
         return MoveResult(outcome, True, events, game, index)
 
-    def answer(self, result: MoveResult, view_seat: int | None) -> wire.MoveAnswer:
-        """A judged move's answer: outcome, events, the table after it and the seat's view."""
+    def answer(
+        self, result: MoveResult, view_seat: int | None, layout: wire.AnswerLayout, state_token: bytes = b""
+    ) -> bytes:
+        """A judged move's answer, serialized for ``layout``: outcome, events, the table after it,
+        the seat's view and the token given."""
         game = result.game
         deal = game.deal
-        parts = game.parts
-        events = []
-        for event in result.events:
-            events.append(wire.event_bytes(event, parts, view_seat))
-        return wire.MoveAnswer(
-            index=result.index,
-            outcome=result.outcome,
-            events=events,
-            table=game.table_bytes(),
-            view=b"" if view_seat is None else cv.seat_view(deal, view_seat).SerializeToString(),
-        )
+        view = b"" if view_seat is None else cv.seat_view(deal, view_seat).SerializeToString()
+        return game.writer().answer(layout, result, deal, view_seat, view=view, state_token=state_token)
 
     def _other_index(
         self, game: Game, move: pb.Move, index: int, path: str, info: CallInfo, *, apply: bool
@@ -469,9 +464,7 @@ class Core:
         game = self.load(request.game, "game", info)
         view_seat = self._view_seat(request, game.ruleset)
         result = self.judge(game, request.move, "move", info, apply=True, need_index=True)
-        answer = self.answer(result, view_seat)
-        answer.state_token = self.token(result.game)
-        return answer.apply_response()
+        return self.answer(result, view_seat, wire.APPLY, self.token(result.game))
 
     def legal_moves(self, request: api.LegalMovesRequest, info: CallInfo) -> api.LegalMovesResponse:
         which = request.WhichOneof("source")

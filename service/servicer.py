@@ -166,10 +166,8 @@ class StreamSession:
                 self.game, move, "move.move", info, apply=apply, need_index=True, keep_previous=self.tokens
             )
             self.game = result.game
-            answer = core.answer(result, self.view_seat)
-            if self.tokens:
-                answer.state_token = core.token(result.game)
-            response = answer.stream_response()
+            token = core.token(result.game) if self.tokens else b""
+            response = core.answer(result, self.view_seat, wire.STREAM, token)
             if apply and result.accepted:
                 self.last_reply = response
             return response
@@ -189,7 +187,7 @@ class StreamSession:
             view_seat = self.view_seat
             return wire.opened_response(
                 "" if game.identity.explicit else game.identity.text,
-                game.table_bytes(),
+                game.writer().table(game.deal),
                 [wire.event_bytes(event, game.parts, view_seat) for event in game.deal.events],
                 b"" if view_seat is None else cv.seat_view(game.deal, view_seat).SerializeToString(),
                 core.token(game),

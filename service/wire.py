@@ -19,8 +19,7 @@ with the message that :mod:`bigtwo.service.convert` builds field by field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from bigtwo.engine import CardsPlayed, Deal, Event, Kind, LastCard, Passed, Play, Ruleset, TrickEnded, mask_text
 from bigtwo.v1 import service_pb2 as api
@@ -70,12 +69,46 @@ def delimited(tag: bytes, payload: bytes) -> bytes:
     return tag + varint(len(payload)) + payload
 
 
-_STREAM_MOVE_RESULT = _tag(api.PlayStreamResponse, "move_result", _LENGTH)
-_STREAM_INDEX = _tag(api.StreamMoveResult, "index", _VARINT)
-_STREAM = {name: _tag(api.StreamMoveResult, name, _LENGTH) for name in ("outcome", "events", "table", "view")}
-_STREAM_TOKEN = _tag(api.StreamMoveResult, "state_token", _LENGTH)
-_APPLY = {name: _tag(api.ApplyMoveResponse, name, _LENGTH) for name in ("outcome", "events", "table", "view")}
-_APPLY_TOKEN = _tag(api.ApplyMoveResponse, "state_token", _LENGTH)
+class AnswerLayout(NamedTuple):
+    """Where a move answer's fields go in one response message: their tags."""
+
+    envelope: bytes
+    """The tag of the field that holds the answer (the stream's ``move_result``), or empty when
+    the answer is the response itself (ApplyMove)."""
+    index: bytes
+    """The tag of the move's index, or empty when the message has none."""
+    outcome: bytes
+    events: bytes
+    table: bytes
+    view: bytes
+    state_token: bytes
+
+    @classmethod
+    def of(cls, message: Any, envelope: bytes = b"") -> AnswerLayout:
+        index = _tag(message, "index", _VARINT) if "index" in message.DESCRIPTOR.fields_by_name else b""
+        fields = ("outcome", "events", "table", "view", "state_token")
+        return cls(envelope, index, *(_tag(message, name, _LENGTH) for name in fields))
+
+
+STREAM = AnswerLayout.of(api.StreamMoveResult, envelope=_tag(api.PlayStreamResponse, "move_result", _LENGTH))
+"""A move's answer on the stream: a ``PlayStreamResponse`` holding a ``StreamMoveResult``."""
+APPLY = AnswerLayout.of(api.ApplyMoveResponse)
+"""A move's answer to ApplyMove: an ``ApplyMoveResponse``."""
+
+
+class JudgedMove(Protocol):
+    """What an answer is written from (``bigtwo.service.core.MoveResult``)."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def outcome(self) -> bytes: ...
+
+    @property
+    def events(self) -> tuple[Event, ...]: ...
+
+
 _STREAM_OPENED = _tag(api.PlayStreamResponse, "opened", _LENGTH)
 _OPENED = {
     name: _tag(api.StreamOpened, name, _LENGTH) for name in ("deal_code", "table", "events", "view", "state_token")
@@ -188,13 +221,33 @@ def _move_index(index: int) -> bytes:
 _NONE_PLAYED = delimited(_TABLE_PLAYED, b"")
 
 
-def _played(mask: int) -> bytes:
-    """``TableState.played``. Written here, not by protobuf: the cards played are new after every
-    play, and ``text`` and ``mask`` are plain scalars."""
+def _played(mask: int, text: bytes) -> bytes:
+    """``TableState.played``: the cards played and their text. Written here, not by protobuf: the
+    cards played are new after every play, and ``text`` and ``mask`` are plain scalars."""
     if not mask:
         return _NONE_PLAYED
-    text = mask_text(mask).encode()
     return delimited(_TABLE_PLAYED, delimited(_CARDS_TEXT, text) + _CARDS_MASK + varint(mask))
+
+
+_CARD_NAMES = tuple(mask_text(1 << index).encode() for index in range(52))
+assert all(len(name) == 2 for name in _CARD_NAMES)
+
+
+def _text_adding(text: bytes, held: int, added: int) -> bytes:
+    """The text of the cards ``held | added``, from ``text``, the text of ``held``. Every card's
+    name is two characters, one space apart, so a card goes in at three times the number of held
+    cards below it: no card of ``held`` is looked up again (a deal's cards played grow by a play)."""
+    while added:
+        low = added & -added
+        name = _CARD_NAMES[low.bit_length() - 1]
+        if not held:
+            text = name
+        else:
+            position = 3 * (held & (low - 1)).bit_count()
+            text = text + b" " + name if position > len(text) else text[:position] + name + b" " + text[position:]
+        held |= low
+        added ^= low
+    return text
 
 
 def _values(field_name: str, count: int) -> tuple[bytes, ...]:
@@ -216,9 +269,9 @@ def _cards_left(hands: list[int]) -> bytes:
     return _CARDS_LEFT + bytes((len(hands), *map(int.bit_count, hands)))
 
 
-class TableWriter:
-    """Writes one deal's public table after each of its moves (a ``TableState``): the one
-    definition of its fields.
+class DealWriter:
+    """Writes one deal's answers: its public table after each of its moves (a ``TableState``, the
+    one definition of its fields) and each move's answer around it.
 
     Each field comes from a table of protobuf's own encodings of its possible values, or from a
     part cached per ruleset, so writing a table allocates no message. What only a play changes (the
@@ -227,26 +280,65 @@ class TableWriter:
     cards played stay the same, so do the cards left.
     """
 
-    __slots__ = ("parts", "header", "_played", "_after_play", "_table", "_table_part")
+    __slots__ = ("_after_play", "_played", "_played_text", "_table", "_table_part", "header", "parts")
 
     def __init__(self, deal: Deal, deal_id: str, parts: RulesetParts | None = None) -> None:
         self.parts = parts = parts or parts_for(deal.ruleset)
         self.header = parts.headers.get((deal_id, deal.deal_number)) or parts.header(deal, deal_id)
-        self._played = -1
+        self._played = 0
+        self._played_text = b""
         self._after_play = b""
         self._table: Play | None = None
         self._table_part = b""
 
-    def write(self, deal: Deal) -> bytes:
+    def answer(
+        self,
+        layout: AnswerLayout,
+        move: JudgedMove,
+        deal: Deal,
+        view_seat: int | None,
+        *,
+        view: bytes = b"",
+        state_token: bytes = b"",
+    ) -> bytes:
+        """A judged move's answer: outcome, events, the table after it, the seat's view, a token."""
+        # Every part is shorter than 16 KiB, so is their sum (a token is at most 2 KiB, a table
+        # and the events of one move a few hundred bytes): their lengths are one- or two-byte varints.
+        small = _SMALL_VARINTS
+        parts = self.parts
+        outcome = move.outcome
+        body = [
+            layout.index + varint(move.index) if layout.index else b"",
+            layout.outcome,
+            small[len(outcome)],
+            outcome,
+        ]
+        for event in move.events:
+            part = event_bytes(event, parts, view_seat)
+            body += (layout.events, small[len(part)], part)
+        table = self.table(deal)
+        body += (layout.table, small[len(table)], table)
+        if view:
+            body += (layout.view, small[len(view)], view)
+        if state_token:
+            body += (layout.state_token, small[len(state_token)], state_token)
+        answer = b"".join(body)
+        return layout.envelope + small[len(answer)] + answer if layout.envelope else answer
+
+    def table(self, deal: Deal) -> bytes:
+        """The public table of ``deal`` after its latest move."""
         played = deal.played
-        if played != self._played:
+        if played != self._played or not self._after_play:
+            self._played_text = _text_adding(self._played_text, self._played, played & ~self._played)
             self._played = played
-            self._after_play = _cards_left(deal.hands) + _played(played)
+            self._after_play = _cards_left(deal.hands) + _played(played, self._played_text)
         moves_made = deal.moves_made
         out = b"".join(
             (
                 self.header,
-                _MOVES_MADE[moves_made] if moves_made < 1024 else pb.TableState(moves_made=moves_made).SerializeToString(),
+                _MOVES_MADE[moves_made]
+                if moves_made < 1024
+                else pb.TableState(moves_made=moves_made).SerializeToString(),
                 _TO_ACT[deal.to_act],
                 _LEADER[deal.leader],
                 _LAST_PLAYER[deal.last_player + 1],
@@ -270,8 +362,8 @@ class TableWriter:
 
 
 def table_bytes(deal: Deal, deal_id: str, parts: RulesetParts | None = None) -> bytes:
-    """The public table of ``deal`` (a ``TableState``), written once (see :class:`TableWriter`)."""
-    return TableWriter(deal, deal_id, parts).write(deal)
+    """The public table of ``deal`` (a ``TableState``), written once (see :class:`DealWriter`)."""
+    return DealWriter(deal, deal_id, parts).table(deal)
 
 
 def table_to_pb(deal: Deal, deal_id: str) -> pb.TableState:
@@ -292,46 +384,12 @@ def refusal_outcome(refusal: Any) -> bytes:
 
 def opened_response(deal_code: str, table: bytes, events: list[bytes], view: bytes, state_token: bytes) -> bytes:
     """A ``PlayStreamResponse`` holding a ``StreamOpened``: the stream's first answer."""
-    body = [delimited(_OPENED["deal_code"], deal_code.encode()) if deal_code else b"", delimited(_OPENED["table"], table)]
+    body = [
+        delimited(_OPENED["deal_code"], deal_code.encode()) if deal_code else b"",
+        delimited(_OPENED["table"], table),
+    ]
     body += (delimited(_OPENED["events"], event) for event in events)
     if view:
         body.append(delimited(_OPENED["view"], view))
     body.append(delimited(_OPENED["state_token"], state_token))
     return delimited(_STREAM_OPENED, b"".join(body))
-
-
-@dataclass(slots=True)
-class MoveAnswer:
-    """A judged move's answer as serialized parts, for the stream or for ApplyMove."""
-
-    index: int
-    outcome: bytes
-    events: list[bytes] = field(default_factory=list)
-    table: bytes = b""
-    state_token: bytes = b""
-    view: bytes = b""
-
-    def stream_response(self) -> bytes:
-        """A ``PlayStreamResponse`` holding this answer as its ``move_result``."""
-        body = self._fields(_STREAM, _STREAM_INDEX + varint(self.index), _STREAM_TOKEN)
-        return _STREAM_MOVE_RESULT + _SMALL_VARINTS[len(body)] + body
-
-    def apply_response(self) -> bytes:
-        """An ``ApplyMoveResponse``."""
-        return self._fields(_APPLY, b"", _APPLY_TOKEN)
-
-    def _fields(self, tags: dict[str, bytes], index: bytes, token_tag: bytes) -> bytes:
-        # Every part is shorter than 16 KiB, so is their sum (a token is at most 2 KiB, a table
-        # and the events of one move a few hundred bytes): their lengths are one- or two-byte varints.
-        small = _SMALL_VARINTS
-        outcome, table = self.outcome, self.table
-        body = [index, tags["outcome"], small[len(outcome)], outcome]
-        event_tag = tags["events"]
-        for event in self.events:
-            body += (event_tag, small[len(event)], event)
-        body += (tags["table"], small[len(table)], table)
-        if self.view:
-            body += (tags["view"], small[len(self.view)], self.view)
-        if self.state_token:
-            body += (token_tag, small[len(self.state_token)], self.state_token)
-        return b"".join(body)

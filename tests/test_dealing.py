@@ -10,8 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bigtwo.engine import dealing
-from bigtwo.engine import DealCode, DealCodeError, Ruleset, deal_from_code, mask_text, shuffled_deck
+from bigtwo.engine import DealCode, DealCodeError, Ruleset, deal_from_code, dealing, mask_text, shuffled_deck
 
 VECTORS = json.loads((Path(__file__).parent / "data" / "deal-code-vectors.json").read_text(encoding="utf-8"))
 RANKS = "3456789TJQKA2"

@@ -4,9 +4,10 @@ building them field by field gives (seeded random games under every preset and t
 from __future__ import annotations
 
 import random
+from typing import NamedTuple
 
 import pytest
-from bigtwo.engine import PRESET_NAMES, Deal, DealCode, Ruleset, deal_from_code, preset
+from bigtwo.engine import PRESET_NAMES, Deal, DealCode, Event, Ruleset, deal_from_code, preset
 from bigtwo.service import convert as cv
 from bigtwo.service import wire
 from bigtwo.service.core import CallInfo
@@ -70,10 +71,10 @@ def test_table_and_events_match_the_messages_built_field_by_field(ruleset: Rules
     parts = wire.parts_for(ruleset)
     for start, steps in random_games(ruleset, 6, seed=hash(ruleset.fingerprint) & 0xFFFF):
         # One writer follows the deal move by move (as a stream's does); table_bytes starts afresh.
-        writer = wire.TableWriter(start, "7K3M9QX2AB4H8", parts)
+        writer = wire.DealWriter(start, "7K3M9QX2AB4H8", parts)
         for deal in [start, *(after for after, _ in steps)]:
             expected = reference_table(deal, "7K3M9QX2AB4H8")
-            assert pb.TableState.FromString(writer.write(deal)) == expected
+            assert pb.TableState.FromString(writer.table(deal)) == expected
             assert pb.TableState.FromString(wire.table_bytes(deal, "7K3M9QX2AB4H8")) == expected
         for view_seat in (None, 0):
             for event in start.events:
@@ -85,42 +86,42 @@ def test_table_and_events_match_the_messages_built_field_by_field(ruleset: Rules
                 assert pb.Event.FromString(wire.event_bytes(event, parts, None)) == cv.event_to_pb(event, ruleset, None)
 
 
+class Judged(NamedTuple):
+    index: int
+    outcome: bytes
+    events: tuple[Event, ...]
+
+
 def test_answers_parse_into_the_response_messages() -> None:
     ruleset = preset("classic")
     deal = Deal.start(ruleset, deal_from_code(DealCode(7), ruleset))
+    writer = wire.DealWriter(deal, "id")
     move = deal.legal_moves()[0]
     events = deal.do(move)
-    table = wire.table_bytes(deal, "id")
     view = cv.seat_view(deal, 0)
-    answer = wire.MoveAnswer(
-        index=200,
-        outcome=wire.parts_for(ruleset).outcome(deal.table.mask, deal.table.kind, deal.table.key),
-        events=[wire.event_bytes(event, wire.parts_for(ruleset), 0) for event in events],
-        table=table,
-        state_token=b"\x01" * 300,
-        view=view.SerializeToString(),
-    )
+    judged = Judged(200, wire.parts_for(ruleset).outcome(deal.table.mask, deal.table.kind, deal.table.key), events)
     expected_events = [cv.event_to_pb(event, ruleset, 0) for event in events]
     outcome = pb.MoveOutcome(accepted=True, play=cv.play_to_pb(deal.table, ruleset))
-    stream = api.PlayStreamResponse.FromString(answer.stream_response())
-    assert stream.move_result == api.StreamMoveResult(
-        index=200,
-        outcome=outcome,
-        events=expected_events,
-        table=pb.TableState.FromString(table),
-        view=view,
-        state_token=b"\x01" * 300,
-    )
-    applied = api.ApplyMoveResponse.FromString(answer.apply_response())
-    assert applied == api.ApplyMoveResponse(
-        outcome=outcome,
-        events=expected_events,
-        state_token=b"\x01" * 300,
-        table=pb.TableState.FromString(table),
-        view=view,
-    )
-    first = wire.MoveAnswer(index=0, outcome=wire.PASS_OUTCOME, table=table)
-    assert api.PlayStreamResponse.FromString(first.stream_response()).WhichOneof("message") == "move_result"
+    table = reference_table(deal, "id")
+    for layout in (wire.STREAM, wire.APPLY):
+        answer = writer.answer(layout, judged, deal, 0, view=view.SerializeToString(), state_token=b"\x01" * 300)
+        if layout is wire.STREAM:
+            assert api.PlayStreamResponse.FromString(answer).move_result == api.StreamMoveResult(
+                index=200,
+                outcome=outcome,
+                events=expected_events,
+                table=table,
+                view=view,
+                state_token=b"\x01" * 300,
+            )
+        else:
+            assert api.ApplyMoveResponse.FromString(answer) == api.ApplyMoveResponse(
+                outcome=outcome, events=expected_events, state_token=b"\x01" * 300, table=table, view=view
+            )
+    first = writer.answer(wire.STREAM, Judged(0, wire.PASS_OUTCOME, ()), deal, None)
+    stream = api.PlayStreamResponse.FromString(first)
+    assert stream.WhichOneof("message") == "move_result"
+    assert stream.move_result == api.StreamMoveResult(outcome=pb.MoveOutcome(accepted=True, is_pass=True), table=table)
 
 
 @pytest.mark.parametrize("view_seat", [None, 1])
