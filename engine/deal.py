@@ -132,6 +132,7 @@ class Deal:
 
     __slots__ = (
         "_events",
+        "_auto_pass",
         "_highest_single",
         "_may_play_again",
         "_no_single_two_out",
@@ -164,6 +165,7 @@ class Deal:
         self._may_play_again = ruleset.after_pass is AfterPass.MAY_PLAY_AGAIN
         self._highest_single = ruleset.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE
         self._no_single_two_out = ruleset.single_two_last is SingleTwoLast.FORBIDDEN
+        self._auto_pass = ruleset.auto_pass is Switch.ON
         self.hands: list[int] = [0] * self.players
         self.start_sizes: tuple[int, ...] = (0,) * self.players
         self.to_act = 0
@@ -413,14 +415,16 @@ class Deal:
             return passed, ended
         played = CardsPlayed(seat, play.mask, play.kind, play.key, index)
         self._fold_played(played, play)
-        out: list[Event] = [played]
         left = self.hands[seat].bit_count()
+        if left > 1 and not self._auto_pass:
+            return (played,)  # most plays: nothing follows
+        out: list[Event] = [played]
         if left == 0:
             out.append(self._deal_ended(seat, by_dragon=False))
         else:
             if left == 1:
                 out.append(LastCard(seat))
-            if self.ruleset.auto_pass is Switch.ON and not can_beat(
+            if self._auto_pass and not can_beat(
                 FULL_DECK & ~self.played, play.size, play.key, self.tables
             ):
                 for offset in range(1, self.players):

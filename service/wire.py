@@ -234,9 +234,13 @@ assert all(len(name) == 2 for name in _CARD_NAMES)
 
 
 def _text_adding(text: bytes, held: int, added: int) -> bytes:
-    """The text of the cards ``held | added``, from ``text``, the text of ``held``. Every card's
-    name is two characters, one space apart, so a card goes in at three times the number of held
-    cards below it: no card of ``held`` is looked up again (a deal's cards played grow by a play)."""
+    """The text of the cards ``held | added``, from ``text``, the text of ``held``.
+
+    A deal's cards played grow by one play at a time: every card's name is two characters, one
+    space apart, so each new card goes in at three times the number of held cards below it, and no
+    held card is looked up again. Many cards at once (a writer's first table) are written whole."""
+    if added.bit_count() > 5:
+        return mask_text(held | added).encode()
     while added:
         low = added & -added
         name = _CARD_NAMES[low.bit_length() - 1]
