@@ -131,8 +131,8 @@ class Deal:
     """The live state of one deal. Build it with :meth:`start` or :meth:`replay`."""
 
     __slots__ = (
-        "_events",
         "_auto_pass",
+        "_events",
         "_highest_single",
         "_may_play_again",
         "_no_single_two_out",
@@ -158,14 +158,7 @@ class Deal:
     )
 
     def __init__(self, ruleset: Ruleset) -> None:
-        self.ruleset = ruleset
-        self.tables: RuleTables = tables_for(ruleset)
-        self.players = ruleset.players
-        # The options the hot paths ask about on every move, looked up once.
-        self._may_play_again = ruleset.after_pass is AfterPass.MAY_PLAY_AGAIN
-        self._highest_single = ruleset.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE
-        self._no_single_two_out = ruleset.single_two_last is SingleTwoLast.FORBIDDEN
-        self._auto_pass = ruleset.auto_pass is Switch.ON
+        self._bind(ruleset)
         self.hands: list[int] = [0] * self.players
         self.start_sizes: tuple[int, ...] = (0,) * self.players
         self.to_act = 0
@@ -183,6 +176,16 @@ class Deal:
         self.face_up_seat = -1
         self.scores: tuple[int, ...] = ()
         self._events: list[Event] = []
+
+    def _bind(self, ruleset: Ruleset) -> None:
+        self.ruleset = ruleset
+        self.tables: RuleTables = tables_for(ruleset)
+        self.players = ruleset.players
+        # The options the hot paths ask about on every move, looked up once.
+        self._may_play_again = ruleset.after_pass is AfterPass.MAY_PLAY_AGAIN
+        self._highest_single = ruleset.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE
+        self._no_single_two_out = ruleset.single_two_last is SingleTwoLast.FORBIDDEN
+        self._auto_pass = ruleset.auto_pass is Switch.ON
 
     # -- construction ----------------------------------------------------------------------------
 
@@ -262,49 +265,58 @@ class Deal:
 
     def state(self) -> DealState:
         table = self.table
+        # Positional, in DealState's field order: a service makes one for every move it answers.
         return DealState(
-            hands=tuple(self.hands),
-            to_act=self.to_act,
-            leader=self.leader,
-            table_mask=table.mask if table else 0,
-            table_kind=table.kind if table else None,
-            table_key=table.key if table else -1,
-            last_player=self.last_player,
-            passes=self.passes,
-            passed=self.passed,
-            played=self.played,
-            opening_card=self.opening_card,
-            winner=self.winner,
-            moves_made=self.moves_made,
-            deal_number=self.deal_number,
-            start_sizes=self.start_sizes,
-            scores=self.scores,
-            face_up_card=self.face_up_card,
-            face_up_seat=self.face_up_seat,
+            tuple(self.hands),
+            self.to_act,
+            self.leader,
+            table.mask if table else 0,
+            table.kind if table else None,
+            table.key if table else -1,
+            self.last_player,
+            self.passes,
+            self.passed,
+            self.played,
+            self.opening_card,
+            self.winner,
+            self.moves_made,
+            self.deal_number,
+            self.start_sizes,
+            self.scores,
+            self.face_up_card,
+            self.face_up_seat,
         )
 
     @classmethod
     def from_state(cls, ruleset: Ruleset, state: DealState) -> Deal:
         """Resume from a snapshot (no history): what a service does with a state token."""
-        deal = cls(ruleset)
-        if len(state.hands) != deal.players:
-            raise EventLogError(f"state holds {len(state.hands)} hands for {deal.players} players")
-        deal.hands = list(state.hands)
-        deal.to_act = state.to_act
-        deal.leader = state.leader
-        deal.table = Play(state.table_mask, state.table_kind, state.table_key) if state.table_kind else None
-        deal.last_player = state.last_player
-        deal.passes = state.passes
-        deal.passed = state.passed
-        deal.played = state.played
-        deal.opening_card = state.opening_card
-        deal.winner = state.winner
-        deal.moves_made = state.moves_made
-        deal.deal_number = state.deal_number
-        deal.start_sizes = state.start_sizes
-        deal.scores = state.scores
-        deal.face_up_card = state.face_up_card
-        deal.face_up_seat = state.face_up_seat
+        if len(state.hands) != ruleset.players:
+            raise EventLogError(f"state holds {len(state.hands)} hands for {ruleset.players} players")
+        deal = cls.__new__(cls)
+        deal._bind(ruleset)
+        (
+            hands,
+            deal.to_act,
+            deal.leader,
+            table_mask,
+            table_kind,
+            table_key,
+            deal.last_player,
+            deal.passes,
+            deal.passed,
+            deal.played,
+            deal.opening_card,
+            deal.winner,
+            deal.moves_made,
+            deal.deal_number,
+            deal.start_sizes,
+            deal.scores,
+            deal.face_up_card,
+            deal.face_up_seat,
+        ) = state
+        deal.hands = list(hands)
+        deal.table = Play(table_mask, table_kind, table_key) if table_kind else None
+        deal._events = []
         return deal
 
     # -- verify / can / do -----------------------------------------------------------------------
@@ -424,9 +436,7 @@ class Deal:
         else:
             if left == 1:
                 out.append(LastCard(seat))
-            if self._auto_pass and not can_beat(
-                FULL_DECK & ~self.played, play.size, play.key, self.tables
-            ):
+            if self._auto_pass and not can_beat(FULL_DECK & ~self.played, play.size, play.key, self.tables):
                 for offset in range(1, self.players):
                     other = (seat + offset) % self.players
                     if not self.passed >> other & 1:

@@ -184,23 +184,24 @@ def _unpack_state(data: bytes, offset: int, players: int) -> tuple[DealState, in
     start_sizes = values[n + 13 : 2 * n + 13]
     has_scores = values[2 * n + 13]
     scores = values[2 * n + 14 :] if has_scores else ()
+    # Positional, in DealState's field order (the face-up card travels in the identity part).
     state = DealState(
-        hands=tuple(hands),
-        to_act=to_act,
-        leader=leader,
-        table_mask=table_mask,
-        table_kind=None if kind < 0 else _KINDS[kind],
-        table_key=table_key,
-        last_player=last_player,
-        passes=passes,
-        passed=passed,
-        played=played,
-        opening_card=opening,
-        winner=winner,
-        moves_made=moves,
-        deal_number=deal_number,
-        start_sizes=tuple(start_sizes),
-        scores=tuple(scores),
+        tuple(hands),
+        to_act,
+        leader,
+        table_mask,
+        None if kind < 0 else _KINDS[kind],
+        table_key,
+        last_player,
+        passes,
+        passed,
+        played,
+        opening,
+        winner,
+        moves,
+        deal_number,
+        tuple(start_sizes),
+        tuple(scores),
     )
     return state, offset + layout.size
 
