@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import random
@@ -95,6 +96,8 @@ class NoopSession:
         self.answers: list[api.PlayStreamResponse | bytes] = []
 
     def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse | bytes:
+        if self.core.spin:
+            self.core.work()
         if request.WhichOneof("message") == "open":
             code = request.open.game.log.deal_code
             opened, self.answers = self.core.streams.get(code) or self.core.streams[self.core.any_code]
@@ -107,9 +110,13 @@ class NoopCore:
     """Answers every call of the bench with the real service's answer to it, computed once at
     start-up: the same messages, byte for byte, with no engine work per call (the transport's
     own ceiling). Calls about other games (``bigtwo loadtest --noop``) get the answer to a call
-    of the same kind about one of the bench's games."""
+    of the same kind about one of the bench's games.
 
-    def __init__(self, codec: Any) -> None:
+    With ``spin_us``, it spins that long in a plain Python loop before each answer: a stand-in for
+    a handler of known cost (``bigtwo bench service --spin-us``), to see how much handler time a
+    ratio to the no-op leaves."""
+
+    def __init__(self, codec: Any, spin_us: float = 0.0) -> None:
         from .core import CallInfo
         from .servicer import UNARY, ServiceCore, StreamSession
 
@@ -128,6 +135,7 @@ class NoopCore:
                 request = api.ApplyMoveRequest(game=pb.Game(state_token=token), move=move)
                 answer = self.applies[token] = real.apply_move_answer(request, info)
                 token = api.ApplyMoveResponse.FromString(answer).state_token
+        self.spin = spin_us / 1e6
         self.any_code = next(iter(self.streams))
         self.any_apply = next(iter(self.applies.values()))
         for _name, (_request_cls, response_cls, attr) in UNARY.items():
@@ -136,7 +144,16 @@ class NoopCore:
                 setattr(self, attr, lambda request, info, canned=canned: canned)
 
     def apply_move_answer(self, request: api.ApplyMoveRequest, info: Any) -> bytes:
+        if self.spin:
+            self.work()
         return self.applies.get(request.game.state_token) or self.any_apply
+
+    def work(self) -> None:
+        """Spin for ``spin_us`` (busy, as a handler's Python would be)."""
+        clock = time.perf_counter
+        until = clock() + self.spin
+        while clock() < until:
+            pass
 
     def session(self, info: Any) -> NoopSession:
         return NoopSession(self)
@@ -152,7 +169,7 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    def __init__(self, kind: str, mode: str, threads: int) -> None:
+    def __init__(self, kind: str, mode: str, threads: int, spin_us: float = 0.0) -> None:
         self.port = free_port()
         env = {**os.environ, "BIGTWO_TOKEN_KEYS": BENCH_KEY}
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
@@ -168,6 +185,8 @@ class ServerProcess:
             mode,
             "--threads",
             str(threads),
+            "--spin-us",
+            str(spin_us),
         ]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
@@ -192,11 +211,12 @@ class ServerProcess:
             self.process.wait()
 
 
-def _serve(kind: str, port: int, mode: str, threads: int) -> int:
+def _serve(kind: str, port: int, mode: str, threads: int, spin_us: float = 0.0) -> int:
     from .server import ServerConfig, run_one
 
     cfg = ServerConfig(port=port, metrics_port=0, mode=mode, threads=threads, grace=1.0)
-    return run_one(cfg, reuse_port=False, make_core=NoopCore if kind == "noop" else None)
+    make_core = functools.partial(NoopCore, spin_us=spin_us) if kind == "noop" else None
+    return run_one(cfg, reuse_port=False, make_core=make_core)
 
 
 # -- load --------------------------------------------------------------------------------------------
@@ -280,9 +300,11 @@ def measure(
     loads: tuple[int, ...],
     emit: Callable[[dict[str, Any]], None],
     repeats: int = 1,
+    spin_us: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Each load ``repeats`` times, real and no-op back to back; the ratio is the median of the
-    pairs' ratios (a pair shares the machine's state, so slow drift cancels out)."""
+    pairs' ratios (a pair shares the machine's state, so slow drift cancels out). With ``spin_us``
+    the "real" server is a no-op that spins that long per answer (see :class:`NoopCore`)."""
     import resource
 
     import uvloop
@@ -297,7 +319,10 @@ def measure(
     games = prepare_games(GAMES, codec)
     threads = max(loads) + 16
     results: list[dict[str, Any]] = []
-    servers = {kind: ServerProcess(kind, mode, threads) for kind in ("real", "noop")}
+    servers = {
+        "real": ServerProcess("noop", mode, threads, spin_us) if spin_us else ServerProcess("real", mode, threads),
+        "noop": ServerProcess("noop", mode, threads),
+    }
     try:
         for transport in ("stream", "unary"):
             for load in loads:
@@ -313,6 +338,8 @@ def measure(
                         pair[kind] = run
                     pairs.append(pair)
                 row = _row(transport, mode, load, pairs)
+                if spin_us:
+                    row["real_is_noop_spinning_us"] = spin_us
                 results.append(row)
                 emit(row)
     finally:
@@ -418,6 +445,12 @@ def add_bench_subject(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repeats", type=int, default=1, help="service: real/no-op pairs per load; the median ratio (default 1)"
     )
+    parser.add_argument(
+        "--spin-us",
+        type=float,
+        default=0.0,
+        help="service: measure, instead of the real server, a no-op that spins this many µs per answer",
+    )
     engine_func = parser.get_default("func")
 
     def dispatch(args: argparse.Namespace) -> int:
@@ -440,7 +473,14 @@ def run_service_bench(args: argparse.Namespace) -> int:
         else:
             print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
-    measure(mode, float(getattr(args, "seconds", 1.5)), LOADS, emit, repeats=int(getattr(args, "repeats", 1) or 1))
+    measure(
+        mode,
+        float(getattr(args, "seconds", 1.5)),
+        LOADS,
+        emit,
+        repeats=int(getattr(args, "repeats", 1) or 1),
+        spin_us=float(getattr(args, "spin_us", 0.0) or 0.0),
+    )
     return 0
 
 
@@ -453,11 +493,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=1.5)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--spin-us", type=float, default=0.0)
     args = parser.parse_args(argv)
     if args.serve:
         from .server import DEFAULT_MODE
 
-        return _serve(args.serve, args.port, args.mode or DEFAULT_MODE, args.threads)
+        return _serve(args.serve, args.port, args.mode or DEFAULT_MODE, args.threads, args.spin_us)
     return run_service_bench(args)
 
 

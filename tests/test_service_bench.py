@@ -113,3 +113,19 @@ def test_a_turn_batch_stopped_midway_leaves_no_call_waiting() -> None:
         loop.run_until_complete(scenario())
     finally:
         loop.close()
+
+
+def test_a_spinning_no_op_stands_in_for_a_handler_of_known_cost() -> None:
+    import time
+
+    noop = bench.NoopCore(CODEC, spin_us=2000)
+    game = bench.prepare_games(1, CODEC)[0]
+    apply = api.ApplyMoveRequest(game=pb.Game(state_token=game.start_token), move=game.moves[0])
+    started = time.perf_counter()
+    noop.apply_move_answer(apply, CallInfo())
+    assert time.perf_counter() - started >= 0.002
+    rows: list[dict[str, Any]] = []
+    bench.measure("aio", 0.3, (1,), rows.append, spin_us=1000)
+    for row in (row for row in rows if row["figure"].startswith("service_")):
+        assert row["real_is_noop_spinning_us"] == 1000
+        assert row["ratio"] < 0.95  # a millisecond a move must show against ~0.3 ms round trips
