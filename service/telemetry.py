@@ -53,7 +53,9 @@ def start_metrics_server(host: str, port: int) -> Any:
 
 
 def configure_logging(level: str = "info") -> None:
-    """One JSON object a line on stdout."""
+    """One JSON object a line on stdout. Each line is handed over in one write, newline included
+    (``print`` writes the newline apart: with unbuffered output, as in the container image, the
+    lines of several worker processes sharing stdout could interleave)."""
     numeric = getattr(logging, level.upper(), logging.INFO)
     structlog.configure(
         processors=[
@@ -63,7 +65,7 @@ def configure_logging(level: str = "info") -> None:
             structlog.processors.JSONRenderer(sort_keys=False),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(sys.stdout),
+        logger_factory=structlog.WriteLoggerFactory(sys.stdout),
         cache_logger_on_first_use=True,
     )
 

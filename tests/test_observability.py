@@ -181,3 +181,34 @@ def test_bigtwo_health_exit_status(scraped: tuple[ServerProcess, set[str]]) -> N
         [*command[:-1], f"127.0.0.1:{free_port()}", "--timeout", "0.5"], capture_output=True, text=True, timeout=30
     )
     assert nobody.returncode == 1
+
+
+def test_each_log_line_is_one_write_so_workers_never_interleave(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Worker processes share stdout; with unbuffered output (PYTHONUNBUFFERED=1, as in the image)
+    # a line written in two parts could be cut by another worker's line.
+    import structlog
+    from bigtwo.service import telemetry
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.writes: list[str] = []
+
+        def write(self, text: str) -> int:
+            self.writes.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    recorder = Recorder()
+    monkeypatch.setattr(sys, "stdout", recorder)
+    try:
+        telemetry.configure_logging("info")
+        telemetry.logger().info("rpc", method="ListPresets", code="OK")
+        telemetry.logger().info("rpc", method="Deal", code="OK")
+    finally:
+        structlog.reset_defaults()
+    assert len(recorder.writes) == 2
+    for text in recorder.writes:
+        assert text.endswith("\n") and text.count("\n") == 1
+        assert json.loads(text)["event"] == "rpc"
