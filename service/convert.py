@@ -273,7 +273,7 @@ def add_events(out: Any, events: Iterable[Event], ruleset: Ruleset, view_seat: i
 
 
 def table_header(deal: Deal, deal_id: str) -> pb.TableState:
-    """The table's fields that stay the same for the whole deal (the rest: ``wire.table_bytes``)."""
+    """The table's fields that stay the same for the whole deal (the rest: ``wire.DealWriter.table``)."""
     return pb.TableState(
         players=deal.players,
         deal_number=deal.deal_number,

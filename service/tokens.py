@@ -165,44 +165,13 @@ def _unpack_state(data: bytes, offset: int, players: int) -> tuple[DealState, in
     layout = _state_struct(players)
     values = layout.unpack_from(data, offset)
     n = players
-    hands = values[:n]
-    (
-        to_act,
-        leader,
-        table_mask,
-        kind,
-        table_key,
-        last_player,
-        passes,
-        passed,
-        played,
-        opening,
-        winner,
-        moves,
-        deal_number,
-    ) = values[n : n + 13]
-    start_sizes = values[n + 13 : 2 * n + 13]
+    # After the hands come DealState's next 13 fields in its own order; only the table's kind is
+    # coded (an index, -1 for none). The face-up card travels in the token's identity part.
+    fields = list(values[n : n + 13])
+    fields[3] = None if fields[3] < 0 else _KINDS[fields[3]]
     has_scores = values[2 * n + 13]
     scores = values[2 * n + 14 :] if has_scores else ()
-    # Positional, in DealState's field order (the face-up card travels in the identity part).
-    state = DealState(
-        tuple(hands),
-        to_act,
-        leader,
-        table_mask,
-        None if kind < 0 else _KINDS[kind],
-        table_key,
-        last_player,
-        passes,
-        passed,
-        played,
-        opening,
-        winner,
-        moves,
-        deal_number,
-        tuple(start_sizes),
-        tuple(scores),
-    )
+    state = DealState(values[:n], *fields, values[n + 13 : 2 * n + 13], scores)
     return state, offset + layout.size
 
 
