@@ -3,18 +3,22 @@
 A deal's state is the fold of its events (:meth:`bigtwo.engine.deal.Deal.apply`); replaying the
 same events rebuilds the same state. Events that reveal hands (``DealStarted``, ``DragonRevealed``)
 are filtered per seat by :mod:`bigtwo.engine.observation`.
+
+Each event is a named tuple: immutable like a frozen dataclass, and built in about a third of
+the time (0.2 µs against 0.5 µs for a play here), which counts because every move makes one or
+more. Unlike plain tuples, two events are equal only when they are of the same type as well:
+``TrickEnded(1) != LastCard(1)`` (see :func:`_compare_by_type`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from .cards import mask_text
 from .combos import Kind
 
 
-@dataclass(frozen=True, slots=True)
-class DealStarted:
+class DealStarted(NamedTuple):
     hands: tuple[int, ...]
     leader: int
     opening_card: int
@@ -27,8 +31,7 @@ class DealStarted:
         return f"deal {self.deal_number} starts; seat {self.leader} leads"
 
 
-@dataclass(frozen=True, slots=True)
-class CardsPlayed:
+class CardsPlayed(NamedTuple):
     seat: int
     mask: int
     kind: Kind
@@ -39,8 +42,7 @@ class CardsPlayed:
         return f"seat {self.seat} plays {mask_text(self.mask)}"
 
 
-@dataclass(frozen=True, slots=True)
-class Passed:
+class Passed(NamedTuple):
     seat: int
     move_index: int
     automatic: bool = False
@@ -50,8 +52,7 @@ class Passed:
         return f"seat {self.seat} passes" + (" (automatic)" if self.automatic else "")
 
 
-@dataclass(frozen=True, slots=True)
-class TrickEnded:
+class TrickEnded(NamedTuple):
     winner: int
     """The seat that played last; it leads the next trick."""
 
@@ -59,8 +60,7 @@ class TrickEnded:
         return f"trick to seat {self.winner}"
 
 
-@dataclass(frozen=True, slots=True)
-class LastCard:
+class LastCard(NamedTuple):
     """FULL's "last card" call and WEB's marker: a seat is down to one card."""
 
     seat: int
@@ -69,8 +69,7 @@ class LastCard:
         return f"seat {self.seat}: last card"
 
 
-@dataclass(frozen=True, slots=True)
-class DragonRevealed:
+class DragonRevealed(NamedTuple):
     """HK rule 3: a hand holding all 13 ranks wins the deal before any play."""
 
     seat: int
@@ -80,8 +79,7 @@ class DragonRevealed:
         return f"seat {self.seat} shows a dragon"
 
 
-@dataclass(frozen=True, slots=True)
-class DealEnded:
+class DealEnded(NamedTuple):
     winner: int
     cards_left: tuple[int, ...]
     twos_left: tuple[int, ...]
@@ -93,3 +91,24 @@ class DealEnded:
 
 
 Event = DealStarted | CardsPlayed | Passed | TrickEnded | LastCard | DragonRevealed | DealEnded
+
+
+def _equal(self: tuple[Any, ...], other: object) -> bool:
+    return self.__class__ is other.__class__ and tuple.__eq__(self, other)
+
+
+def _not_equal(self: tuple[Any, ...], other: object) -> bool:
+    return not (self.__class__ is other.__class__ and tuple.__eq__(self, other))
+
+
+def _compare_by_type() -> None:
+    """Make events of different types unequal, as dataclasses would be: named tuples compare as
+    plain tuples, so ``TrickEnded(1) == LastCard(1)`` would hold. Their hashes stay the tuple's: equal
+    hashes of unequal events only share a bucket."""
+    for event_type in (DealStarted, CardsPlayed, Passed, TrickEnded, LastCard, DragonRevealed, DealEnded):
+        event_type.__eq__ = _equal  # type: ignore[method-assign]
+        event_type.__ne__ = _not_equal  # type: ignore[method-assign, assignment]
+        event_type.__hash__ = tuple.__hash__  # type: ignore[method-assign]
+
+
+_compare_by_type()

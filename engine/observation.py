@@ -5,7 +5,7 @@ those the rules show to everyone (a face-up 3-player extra card, a revealed drag
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .combos import Play
 from .deal import Deal
@@ -48,7 +48,7 @@ def redact(event: Event, seat: int) -> Event:
     """The event as ``seat`` may see it: hands other than its own are blanked."""
     if isinstance(event, DealStarted):
         hands = tuple(hand if index == seat else 0 for index, hand in enumerate(event.hands))
-        return replace(event, hands=hands)
+        return event._replace(hands=hands)
     return event
 
 
