@@ -60,6 +60,7 @@ from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from . import wire
+from .convert import MAX_TEXT
 from .errors import FailedPrecondition, ResourceExhausted, at_field, bad_field
 from .tokens import DealIdentity, LastMove, PackedState, Snapshot, TokenCodec, explicit_identity, identity_of
 
@@ -152,6 +153,10 @@ class MoveResult(NamedTuple):
     events: tuple[Event, ...]
     game: Game
     index: int
+
+
+_PASSES = tuple(LastMove(seat, 0, True) for seat in range(4))
+"""A pass by each seat, as the last move made."""
 
 
 def _move_text(move: LastMove) -> str:
@@ -306,14 +311,13 @@ class Core:
         if seat >= deal.players:
             cv.seat_from(seat, deal.players, f"{path}.seat")  # raises, naming the field
         text = move.text
-        if len(text) > cv.MAX_TEXT:
-            raise bad_field(f"{path}.text", f"at most {cv.MAX_TEXT} characters")
-        if not move.HasField("index"):
+        if len(text) > MAX_TEXT:
+            raise bad_field(f"{path}.text", f"at most {MAX_TEXT} characters")
+        index = move.index
+        if not index and not move.HasField("index"):  # a zero may be unset: only then ask protobuf
             if need_index:
                 raise bad_field(f"{path}.index", f"required: the move's index in the deal (moves made: {made})")
             index = made
-        else:
-            index = move.index
         if index != made:
             return self._other_index(game, move, index, path, info, apply=apply)
         if not apply:
@@ -338,7 +342,7 @@ class Core:
             parts = game.parts
             outcome = parts.outcomes.get(first.mask) or parts.outcome(first.mask, first.kind, first.key)
         else:
-            game.last_move = LastMove(seat, 0, True)
+            game.last_move = _PASSES[seat]
             outcome = wire.PASS_OUTCOME
         game.previous = before
         game.packed = None

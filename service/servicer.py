@@ -141,7 +141,8 @@ class StreamSession:
         which = request.WhichOneof("message")
         core, info = self.core, self.info
         if which == "move":
-            if self.game is None:
+            game = self.game
+            if game is None:
                 raise FailedPrecondition(
                     "open the deal first: the stream's first message is open", reason="STREAM_NOT_OPEN"
                 )
@@ -149,26 +150,22 @@ class StreamSession:
             if not stream_move.HasField("move"):
                 raise bad_field("move.move", "required")
             move = stream_move.move
-            apply = not stream_move.validate_only
-            game = self.game
-            if (
-                apply
-                and self.last_reply is not None
-                and move.index == game.deal.moves_made - 1
-                and move.HasField("index")
-                and game.last_move is not None
-                and _resends(move, game.last_move)
-            ):
-                info.moves.append(("duplicate", ""))
-                return self.last_reply  # a retried move: the same answer, nothing applied twice
+            if stream_move.validate_only:
+                result = core.judge(game, move, "move.move", info, apply=False, need_index=True)
+                return core.answer(result, self.view_seat, wire.STREAM, core.token(game) if self.tokens else b"")
             # The state before each move is kept only when tokens are sent: retries use last_reply.
-            result = core.judge(
-                self.game, move, "move.move", info, apply=apply, need_index=True, keep_previous=self.tokens
-            )
-            self.game = result.game
-            token = core.token(result.game) if self.tokens else b""
-            response = core.answer(result, self.view_seat, wire.STREAM, token)
-            if apply and result.accepted:
+            try:
+                result = core.judge(
+                    game, move, "move.move", info, apply=True, need_index=True, keep_previous=self.tokens
+                )
+            except FailedPrecondition:
+                if self._retried(move):
+                    info.moves.append(("duplicate", ""))
+                    return self.last_reply  # type: ignore[return-value]  # the same answer, nothing applied twice
+                raise
+            game = self.game = result.game
+            response = core.answer(result, self.view_seat, wire.STREAM, core.token(game) if self.tokens else b"")
+            if result.accepted:
                 self.last_reply = response
             return response
         if which == "open":
@@ -193,6 +190,17 @@ class StreamSession:
                 core.token(game),
             )
         raise bad_field("message", "set open or move")
+
+    def _retried(self, move: pb.Move) -> bool:
+        """Whether ``move`` resends the move last applied, whose answer was lost in transit."""
+        game = self.game
+        return (
+            self.last_reply is not None
+            and move.HasField("index")
+            and move.index == game.deal.moves_made - 1
+            and game.last_move is not None
+            and _resends(move, game.last_move)
+        )
 
 
 BATCH_TURNS = 6
