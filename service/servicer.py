@@ -128,6 +128,8 @@ def _resends(move: pb.Move, last: LastMove) -> bool:
 class StreamSession:
     """One PlayStream: open a deal, then judge moves against the deal held for the stream's life."""
 
+    __slots__ = ("core", "game", "info", "last_reply", "tokens", "view_seat")
+
     def __init__(self, core: Core, info: CallInfo) -> None:
         self.core = core
         self.info = info

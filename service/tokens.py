@@ -71,10 +71,10 @@ class LastMove(NamedTuple):
         return move.seat == self.seat and move.is_pass == self.is_pass and (self.is_pass or move.mask == self.mask)
 
 
-@dataclass(frozen=True, slots=True)
-class PackedState:
+class PackedState(NamedTuple):
     """A :class:`DealState` in its token form, unpacked only when needed: the state before the
-    last move is read only by a retry, and is written into the next token as it came."""
+    last move is read only by a retry, and is written into the next token as it came. A named
+    tuple: two are made for every token read."""
 
     data: bytes
     players: int
@@ -276,12 +276,12 @@ class TokenCodec:
         players = ruleset.players
         state_at = offset
         state, offset = _unpack_state(body, offset, players)
-        packed = PackedState(bytes(body[state_at:offset]), players)
+        packed = PackedState(body[state_at:offset], players)
         previous: PackedState | None = None
         last_move = None
         if body[offset] == 1:
             size = _state_struct(players).size
-            previous = PackedState(bytes(body[offset + 1 : offset + 1 + size]), players)
+            previous = PackedState(body[offset + 1 : offset + 1 + size], players)
             offset += 1 + size
             if len(previous.data) != size:
                 raise ValueError("truncated state")

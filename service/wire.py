@@ -312,7 +312,7 @@ class DealWriter:
         parts = self.parts
         outcome = move.outcome
         body = [
-            layout.index + varint(move.index) if layout.index else b"",
+            layout.index + small[move.index] if layout.index else b"",  # at most MAX_MOVES
             layout.outcome,
             small[len(outcome)],
             outcome,
