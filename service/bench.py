@@ -386,9 +386,11 @@ def _row(transport: str, mode: str, load: int, pairs: list[dict[str, Run]]) -> d
 
 
 def token_cost(codec: Any, repeats: int = 3000) -> dict[str, Any]:
-    """ApplyMove by token in process: the median cost at move 5 and at move 80 of one long deal."""
+    """ApplyMove by token in process: the median cost at move 5 and at move 80 of one long deal, on
+    the replica that issued the tokens and on one that did not."""
     from .core import CallInfo
     from .servicer import ServiceCore
+    from .tokens import TokenCodec
 
     core = ServiceCore(codec)
     rules = preset(PRESET)
@@ -411,15 +413,19 @@ def token_cost(codec: Any, repeats: int = 3000) -> dict[str, Any]:
         move=requests[80].move,
     )
 
-    def median_us(request: api.ApplyMoveRequest, count: int) -> float:
+    # Another replica: it did not issue the tokens, so it verifies and unpacks each in full.
+    replica = ServiceCore(TokenCodec(codec.keys, remember=0))
+
+    def median_us(request: api.ApplyMoveRequest, count: int, on: Any = core) -> float:
         samples = []
         for _ in range(count):
             started = time.perf_counter()
-            core.apply_move_answer(request, CallInfo())
+            on.apply_move_answer(request, CallInfo())
             samples.append(time.perf_counter() - started)
         return statistics.median(samples) * 1e6
 
     at5, at80 = median_us(requests[5], repeats), median_us(requests[80], repeats)
+    other5, other80 = median_us(requests[5], repeats, replica), median_us(requests[80], repeats, replica)
     by_log = median_us(log_request, max(repeats // 10, 50))
     return {
         "figure": "apply_by_token_us",
@@ -427,6 +433,8 @@ def token_cost(codec: Any, repeats: int = 3000) -> dict[str, Any]:
         "at_move_5": round(at5, 1),
         "at_move_80": round(at80, 1),
         "ratio_80_to_5": round(at80 / at5, 3),
+        "other_replica_at_move_5": round(other5, 1),
+        "other_replica_at_move_80": round(other80, 1),
         "by_log_at_move_80": round(by_log, 1),
     }
 
