@@ -221,7 +221,7 @@ def _to_mask(cards: int | str | tuple[Card, ...]) -> int:
 def check_beats(play_mask: int, table: Play | None, tables: RuleTables) -> Play:
     """The play as it stands against the table: size first, then the play's own reason, then the
     comparison (RULES.md's refusal order). Returns the classified play when it may be played."""
-    if table is not None and play_mask and play_mask.bit_count() != table.size:
+    if table is not None and play_mask and play_mask.bit_count() != table.mask.bit_count():
         raise WrongSizeError(
             f"Play {table.size} card{'s' if table.size > 1 else ''} — you picked {play_mask.bit_count()}"
         )

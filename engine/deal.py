@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import NamedTuple
 
 from .cards import RANK_MASKS, TWOS_MASK, Card, cards_of, parse_cards
@@ -79,18 +78,32 @@ class Move:
         return "pass" if self.is_pass else " ".join(str(card) for card in self.cards)
 
 
-@lru_cache(maxsize=1 << 16)
+_MOVE_TEXTS: dict[str, tuple[bool, int, int]] = {}
+"""Move texts already read (moves repeat across deals and logs): a plain dictionary, emptied when
+it holds ``_MOVE_TEXTS_LIMIT``. Unlike ``functools.lru_cache``, a hit writes nothing: an LRU's
+recency list would touch two more entries, cold in a loaded server's CPU caches, on every move."""
+_MOVE_TEXTS_LIMIT = 1 << 16
+
+
 def _parse_move_text(text: str) -> tuple[bool, int, int]:
-    """(is_pass, mask, first repeated card index or -1); logged moves repeat, so this is cached."""
+    """(is_pass, mask, first repeated card index or -1) of a move's text."""
+    known = _MOVE_TEXTS.get(text)
+    if known is not None:
+        return known
     if text.strip().lower() == "pass":
-        return True, 0, -1
-    mask = 0
-    repeated = -1
-    for card in parse_cards(text):
-        if mask & card.bit and repeated < 0:
-            repeated = card.index
-        mask |= card.bit
-    return False, mask, repeated
+        known = (True, 0, -1)
+    else:
+        mask = 0
+        repeated = -1
+        for card in parse_cards(text):
+            if mask & card.bit and repeated < 0:
+                repeated = card.index
+            mask |= card.bit
+        known = (False, mask, repeated)
+    if len(_MOVE_TEXTS) >= _MOVE_TEXTS_LIMIT:
+        _MOVE_TEXTS.clear()
+    _MOVE_TEXTS[text] = known
+    return known
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +149,7 @@ class Deal:
         "_highest_single",
         "_may_play_again",
         "_no_single_two_out",
+        "_single_rules",
         "deal_number",
         "face_up_card",
         "face_up_seat",
@@ -186,6 +200,7 @@ class Deal:
         self._highest_single = ruleset.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE
         self._no_single_two_out = ruleset.single_two_last is SingleTwoLast.FORBIDDEN
         self._auto_pass = ruleset.auto_pass is Switch.ON
+        self._single_rules = self._highest_single or self._no_single_two_out
 
     # -- construction ----------------------------------------------------------------------------
 
@@ -394,10 +409,13 @@ class Deal:
                 f"The first play must include {Card.from_index(self.opening_card).suit_first}"
             )
         play = check_beats(mask, self.table, self.tables)
-        self._check_game_rules(seat, play)
+        if self._single_rules:
+            self._check_game_rules(seat, play)
         return play
 
     def _check_game_rules(self, seat: int, play: Play) -> None:
+        """The rules about singles: none goes out on a single 2, and the highest single when the
+        next seat holds one card. Asked only under rulesets that have either (``_single_rules``)."""
         if play.kind is not Kind.SINGLE:
             return
         hand = self.hands[seat]

@@ -359,7 +359,8 @@ class Core:
         game = result.game
         deal = game.deal
         view = b"" if view_seat is None else cv.seat_view(deal, view_seat).SerializeToString()
-        return game.writer().answer(layout, result, deal, view_seat, view=view, state_token=state_token)
+        writer = game.deal_writer or game.writer()
+        return writer.answer(layout, result, deal, view_seat, view=view, state_token=state_token)
 
     def _other_index(
         self, game: Game, move: pb.Move, index: int, path: str, info: CallInfo, *, apply: bool
