@@ -46,15 +46,11 @@ lint: venv
 	$(VENV)/bin/ruff check engine service clients tests
 	$(VENV)/bin/mypy --strict engine
 
-# Generated stubs land next to the .proto files (proto/bigtwo/v1 -> package bigtwo.v1).
-# The API work fills proto/bigtwo/v1/*.proto; until then this target is a no-op.
+# Generated code and .pyi stubs land next to the .proto files (proto/bigtwo/v1 -> package bigtwo.v1);
+# tests/test_service_proto.py fails when they are stale.
 PROTOS := $(wildcard proto/bigtwo/v1/*.proto)
 proto: venv
-ifeq ($(strip $(PROTOS)),)
-	@echo "no protos yet"
-else
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=proto --pyi_out=proto --grpc_python_out=proto $(PROTOS)
-endif
 
 # buf (npm package @bufbuild/buf) lives in .tools/ (gitignored); proto/buf.yaml configures the lint.
 TOOLS := .tools
