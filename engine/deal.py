@@ -79,9 +79,10 @@ class Move:
 
 
 _MOVE_TEXTS: dict[str, tuple[bool, int, int]] = {}
-"""Move texts already read (moves repeat across deals and logs): a plain dictionary, emptied when
-it holds ``_MOVE_TEXTS_LIMIT``. Unlike ``functools.lru_cache``, a hit writes nothing: an LRU's
-recency list would touch two more entries, cold in a loaded server's CPU caches, on every move."""
+"""Move texts already read (moves repeat across deals and logs), bounded like the classified plays
+(``combos.classify_mask``): once it holds ``_MOVE_TEXTS_LIMIT`` it only answers. Unlike
+``functools.lru_cache``, a hit writes nothing: an LRU's recency list would touch two more entries,
+cold in a loaded server's CPU caches, on every move."""
 _MOVE_TEXTS_LIMIT = 1 << 16
 
 
@@ -100,9 +101,8 @@ def _parse_move_text(text: str) -> tuple[bool, int, int]:
                 repeated = card.index
             mask |= card.bit
         known = (False, mask, repeated)
-    if len(_MOVE_TEXTS) >= _MOVE_TEXTS_LIMIT:
-        _MOVE_TEXTS.clear()
-    _MOVE_TEXTS[text] = known
+    if len(_MOVE_TEXTS) < _MOVE_TEXTS_LIMIT:
+        _MOVE_TEXTS[text] = known
     return known
 
 

@@ -155,7 +155,7 @@ class MoveResult(NamedTuple):
     index: int
 
 
-_PASSES = tuple(LastMove(seat, 0, True) for seat in range(4))
+_PASS_BY_SEAT = tuple(LastMove(seat, 0, True) for seat in range(4))
 """A pass by each seat, as the last move made."""
 
 
@@ -342,7 +342,7 @@ class Core:
             parts = game.parts
             outcome = parts.outcomes.get(first.mask) or parts.outcome(first.mask, first.kind, first.key)
         else:
-            game.last_move = _PASSES[seat]
+            game.last_move = _PASS_BY_SEAT[seat]
             outcome = wire.PASS_OUTCOME
         game.previous = before
         game.packed = None

@@ -24,7 +24,7 @@ from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from . import wire
-from .core import CallInfo, Core
+from .core import CallInfo, Core, MoveResult
 from .errors import FailedPrecondition, InvalidArgument, Unauthenticated, bad_field
 from .telemetry import BOT_MOVES, CALLS, DEALS_FINISHED, DEALS_STARTED, LATENCY, MOVES, OPEN_STREAMS, logger
 from .tokens import LastMove
@@ -153,8 +153,7 @@ class StreamSession:
                 raise bad_field("move.move", "required")
             move = stream_move.move
             if stream_move.validate_only:
-                result = core.judge(game, move, "move.move", info, apply=False, need_index=True)
-                return core.answer(result, self.view_seat, wire.STREAM, core.token(game) if self.tokens else b"")
+                return self._reply(core.judge(game, move, "move.move", info, apply=False, need_index=True))
             # The state before each move is kept only when tokens are sent: retries use last_reply.
             try:
                 result = core.judge(
@@ -165,8 +164,8 @@ class StreamSession:
                     info.moves.append(("duplicate", ""))
                     return self.last_reply  # type: ignore[return-value]  # the same answer, nothing applied twice
                 raise
-            game = self.game = result.game
-            response = core.answer(result, self.view_seat, wire.STREAM, core.token(game) if self.tokens else b"")
+            self.game = result.game
+            response = self._reply(result)
             if result.accepted:
                 self.last_reply = response
             return response
@@ -192,6 +191,11 @@ class StreamSession:
                 core.token(game),
             )
         raise bad_field("message", "set open or move")
+
+    def _reply(self, result: MoveResult) -> bytes:
+        """A judged move's answer on the stream, with a token when the stream asked for them."""
+        token = self.core.token(result.game) if self.tokens else b""
+        return self.core.answer(result, self.view_seat, wire.STREAM, token)
 
     def _retried(self, move: pb.Move) -> bool:
         """Whether ``move`` resends the move last applied, whose answer was lost in transit."""

@@ -275,20 +275,7 @@ class TokenCodec:
         token = unsigned + self.keys.sign(unsigned)
         if self.issued is not None:
             # As decode would read it back: with the state packed as the token holds it.
-            ruleset, identity, face_up_card, face_up_seat, deal_state, previous, last_move, _ = snap
-            self.issued.add(
-                token,
-                Snapshot(
-                    ruleset,
-                    identity,
-                    face_up_card,
-                    face_up_seat,
-                    deal_state,
-                    previous,
-                    last_move,
-                    PackedState(state, players),
-                ),
-            )
+            self.issued.add(token, Snapshot(*snap[:-1], PackedState(state, players)))
         return token
 
     def decode(self, token: bytes, path: str = "game.state_token") -> Snapshot:
