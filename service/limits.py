@@ -1,0 +1,68 @@
+"""Every limit on what one request may ask of the service, in one table.
+
+Each limit is checked before the work it bounds: before a text is parsed, a log replayed, a hand's
+plays listed or a replay re-run. A request over a limit is refused with INVALID_ARGUMENT (a value
+that cannot be right, such as a 40-card hand) or RESOURCE_EXHAUSTED (a request that could be right
+but asks for more work than one call may take: a longer log, a larger audit), naming the field and
+the limit. docs/SECURITY.md says why each one is where it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bigtwo.client.replay.limits import ReplayLimits
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The request limits of one server (the defaults are the documented ones)."""
+
+    message_bytes: int = 1 << 20
+    """Largest request or response message (gRPC's receive and send limits; ``--max-message-bytes``)."""
+    card_text: int = 256
+    """Longest card text in one field: a hand of 18 cards written with suit symbols is about 60."""
+    hand_cards: int = 18
+    """Most cards in one hand given as input: 17 dealt to each of 3 players, plus the face-up card."""
+    options: int = 32
+    """Most options overriding a preset (RULES.md has fewer than 32)."""
+    option_name: int = 64
+    option_value: int = 1024
+    """Longest option value: an explicit straights ladder of every rung is about 200 characters."""
+    deal_code_text: int = 64
+    token_bytes: int = 2048
+    """Longest state token: one is about 300 bytes whatever the move."""
+    log_moves: int = 1024
+    """Longest log replayed (a deal has at most a few hundred moves): longer is RESOURCE_EXHAUSTED."""
+    match_deals: int = 1000
+    """Most deals in one match settled or audited."""
+    audit_actions: int = 20_000
+    """Most actions (moves, auto-passes, refused attempts) one AuditLog re-runs."""
+    audit_steps: int = 5_000
+    """Most steps an AuditLog returns with want_steps (a step is one action's table)."""
+    bot_simulations: int = 10_000
+    bot_ms: int = 10_000
+    score: int = 1_000_000
+    """Largest absolute deal score or match total accepted (a deal scores at most a few hundred)."""
+    quoted: int = 40
+    """Characters of a bad value quoted back in an error: enough to recognise it, never a trailer
+    over the 16 KiB metadata limit of stock clients."""
+    replay: ReplayLimits = ReplayLimits()
+    """The replay text of AuditLog: its size and structure, checked before it is parsed."""
+
+    def quote(self, value: str) -> str:
+        """``value`` as an error quotes it: ``repr`` of at most :attr:`quoted` characters."""
+        return quote(value, self.quoted)
+
+
+def quote(value: str, length: int = 40) -> str:
+    """``repr(value)``, cut to a prefix of ``length`` characters (marked with an ellipsis)."""
+    if len(value) <= length:
+        return repr(value)
+    return repr(value[:length]) + f"… ({len(value)} characters)"
+
+
+LIMITS = Limits()
+"""The limits every server starts with."""
+
+__all__ = ["LIMITS", "Limits", "quote"]
