@@ -36,10 +36,7 @@ from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
 from .errors import bad_field
-
-MAX_TEXT = 256
-"""Longest card text accepted in one field (a hand of 18 cards with symbols is about 60)."""
-MAX_OPTIONS = 32
+from .limits import LIMITS, quote
 
 KIND_TO_PB = {kind: pb.Kind.Value("KIND_" + kind.name) for kind in Kind}
 REASON_TO_PB = {reason: pb.Reason.Value("REASON_" + reason.name) for reason in Reason}
@@ -55,14 +52,20 @@ def _ruleset_cached(preset_name: str, options: tuple[tuple[str, str], ...]) -> R
 
 
 def ruleset_from(message: pb.Ruleset, path: str) -> Ruleset:
-    if len(message.options) > MAX_OPTIONS:
-        raise bad_field(f"{path}.options", f"at most {MAX_OPTIONS} options")
+    if len(message.options) > LIMITS.options:
+        raise bad_field(f"{path}.options", f"at most {LIMITS.options} options")
     preset_name = message.preset or "classic"
     if preset_name not in PRESET_NAMES:
-        raise bad_field(f"{path}.preset", f"unknown preset {preset_name!r}; valid presets: {', '.join(PRESET_NAMES)}")
+        raise bad_field(
+            f"{path}.preset", f"unknown preset {quote(preset_name)}; valid presets: {', '.join(PRESET_NAMES)}"
+        )
     for key, value in message.options.items():
-        if len(key) > 64 or len(value) > 1024:
-            raise bad_field(f"{path}.options", "option names and values are short texts")
+        if len(key) > LIMITS.option_name or len(value) > LIMITS.option_value:
+            raise bad_field(
+                f"{path}.options",
+                f"option {quote(key)}: names have at most {LIMITS.option_name} characters, "
+                f"values at most {LIMITS.option_value}",
+            )
         if key.replace("-", "_") == "preset":
             raise bad_field(f"{path}.options", "set the preset in the preset field, not as an option")
     options = tuple(sorted(message.options.items()))
@@ -127,8 +130,8 @@ def mask_from(text: str, path: str) -> int:
     """Card text given as an input field, not a move (a hand, a table, a selection to start from) to
     a mask: text that is no card or repeats a card is INVALID_ARGUMENT on ``path``. (In a move both
     are refusals, answered with status OK.)"""
-    if len(text) > MAX_TEXT:
-        raise bad_field(path, f"at most {MAX_TEXT} characters")
+    if len(text) > LIMITS.card_text:
+        raise bad_field(path, f"at most {LIMITS.card_text} characters")
     try:
         return parse_mask(text)
     except Refusal as refusal:  # BadCardError, or NotInHandError for a repeated card

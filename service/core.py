@@ -60,19 +60,10 @@ from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from . import wire
-from .convert import MAX_TEXT
+from .deal_ids import DealIds
 from .errors import FailedPrecondition, ResourceExhausted, at_field, bad_field
+from .limits import LIMITS, Limits, quote
 from .tokens import DealIdentity, LastMove, PackedState, Snapshot, TokenCodec, explicit_identity, identity_of
-
-MAX_MOVES = 1024
-"""Longest log accepted (a deal has at most a few hundred moves): longer is RESOURCE_EXHAUSTED."""
-MAX_DEALS = 1000
-MAX_AUDIT_ACTIONS = 20_000
-"""Most actions (moves, auto-passes, refused attempts) one AuditLog re-runs: more is RESOURCE_EXHAUSTED."""
-MAX_AUDIT_STEPS = 5_000
-"""Most steps an AuditLog returns with want_steps (a step is one action's table)."""
-MAX_BOT_SIMULATIONS = 10_000
-MAX_BOT_MS = 10_000
 
 
 @dataclass(slots=True)
@@ -93,15 +84,28 @@ class Game:
     """The ruleset's serialized answer parts, looked up once per game (every move uses them)."""
     deal_writer: wire.DealWriter | None = field(init=False, default=None)
     """Writes the deal's answers; made by the first answer (a stream's moves share it)."""
+    public_id: str = field(init=False, default="")
+    """The deal's opaque name in answers and logs (:mod:`bigtwo.service.deal_ids`)."""
 
     def __post_init__(self) -> None:
         self.parts = wire.parts_for(self.ruleset)
 
+    @property
+    def deal_code(self) -> str:
+        """The deal code ("" for explicit hands): only for the table host, or once the deal is over."""
+        return "" if self.identity.explicit else self.identity.text
+
     def writer(self) -> wire.DealWriter:
         writer = self.deal_writer
         if writer is None:
-            writer = self.deal_writer = wire.DealWriter(self.deal, self.identity.text, self.parts)
+            writer = self.deal_writer = wire.DealWriter(
+                self.deal, self.public_id, self.parts, deal_code=self.deal_code
+            )
         return writer
+
+    def table(self) -> pb.TableState:
+        """The public table now, as a message (answers other than a move's)."""
+        return wire.table_to_pb(self.deal, self.public_id, deal_code=self.deal_code)
 
     def state_before_move(self) -> PackedState | Deal:
         """What ``previous`` becomes when a move is applied: the token's bytes as they came, or
@@ -167,7 +171,7 @@ def bot_level_from(text: str, path: str) -> str:
     """A bot level name (case and spaces ignored); INVALID_ARGUMENT listing the valid ones."""
     level = text.strip().lower()
     if level not in LEVELS:
-        raise bad_field(path, f"unknown bot level {text[:40]!r}; valid levels: {', '.join(LEVELS)}")
+        raise bad_field(path, f"unknown bot level {quote(text)}; valid levels: {', '.join(LEVELS)}")
     return level
 
 
@@ -187,9 +191,21 @@ def table_play(text: str, path: str, tables: Any) -> Play:
 class Core:
     """Every RPC's logic. Thread-safe: it holds only the token codec."""
 
-    def __init__(self, codec: TokenCodec, entropy: Callable[[int], bytes] = secrets.token_bytes) -> None:
+    def __init__(
+        self,
+        codec: TokenCodec,
+        entropy: Callable[[int], bytes] = secrets.token_bytes,
+        limits: Limits = LIMITS,
+    ) -> None:
         self.codec = codec
         self.entropy = entropy
+        self.limits = limits
+        self.deal_ids = DealIds(codec.keys.signing_key)
+
+    def _named(self, game: Game, info: CallInfo) -> Game:
+        game.public_id = info.deal_id = self.deal_ids.of(game.identity)
+        info.preset = game.ruleset.preset
+        return game
 
     # -- loading games -------------------------------------------------------------------------
 
@@ -202,23 +218,23 @@ class Core:
         context_msg: pb.DealContext,
         path: str,
         info: CallInfo,
-    ) -> tuple[Game, str]:
+    ) -> Game:
         """A new deal from a code (``source == "deal_code"``), explicit hands, or fresh (None)."""
-        code = ""
         base = path
         path = f"{path}." if path else ""
+        limits = self.limits
         if source == "explicit_deal":
             if len(hands) > 4:
                 raise bad_field(f"{path}explicit_deal.hands", "at most 4 hands")
             for seat, text in enumerate(hands):
-                if len(text) > cv.MAX_TEXT:
-                    raise bad_field(f"{path}explicit_deal.hands[{seat}]", f"at most {cv.MAX_TEXT} characters")
+                if len(text) > limits.card_text:
+                    raise bad_field(f"{path}explicit_deal.hands[{seat}]", f"at most {limits.card_text} characters")
             with at_field(f"{path}explicit_deal.hands"):
                 dealt = explicit_deal(list(hands), ruleset)
             identity = explicit_identity(dealt.hands)
         else:
             if source == "deal_code":
-                if len(code_text) > 64:
+                if len(code_text) > limits.deal_code_text:
                     raise bad_field(f"{path}deal_code", "a deal code is 13 symbols")
                 with at_field(f"{path}deal_code"):
                     deal_code = DealCode.parse(code_text)
@@ -226,31 +242,22 @@ class Core:
                 deal_code = DealCode.from_entropy(self.entropy(16))
             dealt = deal_from_code(deal_code, ruleset)
             identity = identity_of(False, deal_code.seed)
-            code = identity.text
         context = cv.context_from(context_msg, ruleset.players, f"{path}context")
         with at_field(base or "context"):
             deal = Deal.start(ruleset, dealt, context)
-        info.deal_id, info.preset = identity.text, ruleset.preset
-        return Game(ruleset, deal, identity, dealt.face_up_card, dealt.face_up_seat), code
+        return self._named(Game(ruleset, deal, identity, dealt.face_up_card, dealt.face_up_seat), info)
 
     def load_log(self, log: pb.GameLog, path: str, info: CallInfo) -> Game:
         ruleset = cv.ruleset_from(log.ruleset, f"{path}.ruleset")
         source = log.WhichOneof("deal")
         if source is None:
             raise bad_field(f"{path}.deal_code", "a log needs its cards: set deal_code or explicit_deal")
-        if len(log.moves) > MAX_MOVES:
-            raise ResourceExhausted(
-                f"{path}.moves: {len(log.moves)} moves; at most {MAX_MOVES}",
-                reason="LOG_TOO_LONG",
-                metadata={"max_moves": str(MAX_MOVES)},
-            )
-        game, _ = self.start(ruleset, source, log.deal_code, list(log.explicit_deal.hands), log.context, path, info)
+        self._check_moves(log.moves, f"{path}.moves")
+        game = self.start(ruleset, source, log.deal_code, list(log.explicit_deal.hands), log.context, path, info)
         deal = game.deal
         last = len(log.moves) - 1
         for index, text in enumerate(log.moves):
             where = f"{path}.moves[{index}]"
-            if len(text) > cv.MAX_TEXT:
-                raise bad_field(where, f"at most {cv.MAX_TEXT} characters")
             try:
                 move = Move.parse(deal.to_act, text)
                 if index == last:
@@ -259,10 +266,23 @@ class Core:
             except Refusal as refusal:
                 raise bad_field(
                     where,
-                    f"move {index} ({text!r}) is refused ({refusal.reason.value}): {refusal.message}",
+                    f"move {index} ({quote(text)}) is refused ({refusal.reason.value}): {refusal.message}",
                     reason="LOG_MOVE_REFUSED",
                 ) from None
         return game
+
+    def _check_moves(self, moves: Any, path: str) -> None:
+        """A log's moves against the limits, before any is replayed."""
+        limits = self.limits
+        if len(moves) > limits.log_moves:
+            raise ResourceExhausted(
+                f"{path}: {len(moves)} moves; at most {limits.log_moves}",
+                reason="LOG_TOO_LONG",
+                metadata={"max_moves": str(limits.log_moves)},
+            )
+        for index, text in enumerate(moves):
+            if len(text) > limits.card_text:
+                raise bad_field(f"{path}[{index}]", f"at most {limits.card_text} characters")
 
     def load(self, message: pb.Game, path: str, info: CallInfo) -> Game:
         which = message.WhichOneof("game")
@@ -270,8 +290,7 @@ class Core:
             snap = self.codec.decode(message.state_token, f"{path}.state_token")
             deal = Deal.from_state(snap.ruleset, snap.state)
             deal.face_up_card, deal.face_up_seat = snap.face_up_card, snap.face_up_seat
-            info.deal_id, info.preset = snap.identity.text, snap.ruleset.preset
-            return Game(
+            game = Game(
                 snap.ruleset,
                 deal,
                 snap.identity,
@@ -281,6 +300,7 @@ class Core:
                 snap.last_move,
                 snap.packed,
             )
+            return self._named(game, info)
         if which == "log":
             return self.load_log(message.log, f"{path}.log", info)
         raise bad_field(path, "set log or state_token")
@@ -311,8 +331,8 @@ class Core:
         if seat >= deal.players:
             cv.seat_from(seat, deal.players, f"{path}.seat")  # raises, naming the field
         text = move.text
-        if len(text) > MAX_TEXT:
-            raise bad_field(f"{path}.text", f"at most {MAX_TEXT} characters")
+        if len(text) > self.limits.card_text:
+            raise bad_field(f"{path}.text", f"at most {self.limits.card_text} characters")
         index = move.index
         if not index and not move.HasField("index"):  # a zero may be unset: only then ask protobuf
             if need_index:
@@ -367,12 +387,14 @@ class Core:
     ) -> MoveResult:
         made = game.deal.moves_made
         meta = {"moves_made": str(made), "index": str(index)}
-        if apply and index == made - 1 and game.previous is not None and game.last_move is not None:
+        if apply and index == made - 1 and game.last_move is not None:
             try:
                 resent = Move.parse(move.seat, move.text)
             except Refusal:  # no card, or a card repeated: not the move made
                 resent = None
-            if resent is not None and game.last_move.same_as(resent):
+            # Without the state before the move (a stream that sends no tokens keeps none) the
+            # caller recognises the resend itself; the reason is MOVE_ALREADY_MADE either way.
+            if resent is not None and game.previous is not None and game.last_move.same_as(resent):
                 # A retry whose answer was lost: recompute it from the state before that move.
                 again = Game(
                     game.ruleset,
@@ -381,6 +403,7 @@ class Core:
                     game.face_up_card,
                     game.face_up_seat,
                 )
+                again.public_id = game.public_id
                 scratch = CallInfo()
                 result = self.judge(again, move, path, scratch, apply=True, need_index=True)
                 info.moves.append(("duplicate", ""))
@@ -428,21 +451,27 @@ class Core:
         rules = cv.ruleset_from(request.ruleset, "ruleset")
         view_seat = self._view_seat(request, rules)
         source = request.WhichOneof("source")
-        game, code = self.start(
+        game = self.start(
             rules, source or "", request.deal_code, list(request.explicit_deal.hands), request.context, "", info
         )
         info.deals_started += 1
         if game.deal.over:
             info.deals_finished += 1
         out = api.DealResponse(
-            deal_code=code,
+            deal_code=self.code_for(game, view_seat),
             state_token=self.token(game),
-            table=wire.table_to_pb(game.deal, game.identity.text),
+            table=game.table(),
             events=cv.events_to_pb(game.deal.events, rules, view_seat),
         )
         if view_seat is not None:
             out.view.CopyFrom(cv.seat_view(game.deal, view_seat))
         return out
+
+    @staticmethod
+    def code_for(game: Game, view_seat: int | None) -> str:
+        """The deal code an answer carries: the table host's (no view_seat) always, a seat's only
+        once the deal is over. docs/SECURITY.md."""
+        return game.deal_code if view_seat is None or game.deal.over else ""
 
     @staticmethod
     def _view_seat(request: object, rules: Ruleset, name: str = "view_seat") -> int | None:
@@ -486,7 +515,7 @@ class Core:
             position = request.position
             rules = cv.ruleset_from(position.ruleset, "position.ruleset")
             tables = tables_for(rules)
-            hand = cv.mask_from(position.hand, "position.hand")
+            hand = self._hand(position.hand, "position.hand")
             if position.table.strip():
                 table = table_play(position.table, "position.table", tables)
                 encoded = plays_of_size(hand, table.size, tables, table.key)
@@ -496,6 +525,14 @@ class Core:
             plays = [classify_mask(e & CARD_MASK, tables) for e in encoded]
             return api.LegalMovesResponse(plays=[cv.play_to_pb(play, rules) for play in plays])
         raise bad_field("source", "set game or position")
+
+    def _hand(self, text: str, path: str) -> int:
+        """A hand given as input: its cards, at most as many as any seat is dealt."""
+        hand = cv.mask_from(text, path)
+        most = self.limits.hand_cards
+        if hand.bit_count() > most:
+            raise bad_field(path, f"{hand.bit_count()} cards; a hand has at most {most}")
+        return hand
 
     def next_hint(self, request: api.NextHintRequest, info: CallInfo) -> api.NextHintResponse:
         game = self.load(request.game, "game", info)
@@ -521,10 +558,11 @@ class Core:
 
     def bot_move(self, request: api.BotMoveRequest, info: CallInfo) -> api.BotMoveResponse:
         level = bot_level_from(request.level, "level")
-        if request.simulations > MAX_BOT_SIMULATIONS:
-            raise bad_field("simulations", f"at most {MAX_BOT_SIMULATIONS}")
-        if request.max_ms > MAX_BOT_MS:
-            raise bad_field("max_ms", f"at most {MAX_BOT_MS}")
+        limits = self.limits
+        if request.simulations > limits.bot_simulations:
+            raise bad_field("simulations", f"at most {limits.bot_simulations}")
+        if request.max_ms > limits.bot_ms:
+            raise bad_field("max_ms", f"at most {limits.bot_ms}")
         game = self.load(request.game, "game", info)
         deal = game.deal
         if deal.over:
@@ -545,9 +583,7 @@ class Core:
 
     def split_hand(self, request: api.SplitHandRequest, info: CallInfo) -> api.SplitHandResponse:
         rules = cv.ruleset_from(request.ruleset, "ruleset")
-        hand = cv.mask_from(request.hand, "hand")
-        if hand.bit_count() > 18:
-            raise bad_field("hand", f"{hand.bit_count()} cards; a hand has at most 18")
+        hand = self._hand(request.hand, "hand")
         return api.SplitHandResponse(plays=[cv.play_to_pb(play, rules) for play in fewest_plays(hand, rules)])
 
     def name_cards(self, request: api.NameCardsRequest, info: CallInfo) -> api.NameCardsResponse:
@@ -555,8 +591,8 @@ class Core:
         (not-in-hand) is an answer like any refusal: in a game, in RULES.md's order for the seat
         (``verify_text``); with a ruleset, then wrong-size, the play's own reason, does-not-beat."""
         text = request.cards
-        if len(text) > cv.MAX_TEXT:
-            raise bad_field("cards", f"at most {cv.MAX_TEXT} characters")
+        if len(text) > self.limits.card_text:
+            raise bad_field("cards", f"at most {self.limits.card_text} characters")
         which = request.WhichOneof("context")
         out = api.NameCardsResponse()
         if which == "game":
@@ -633,8 +669,13 @@ class Core:
 
     def settle_match(self, request: api.SettleMatchRequest, info: CallInfo) -> api.SettleMatchResponse:
         rules = cv.ruleset_from(request.ruleset, "ruleset")
-        if len(request.deals) > MAX_DEALS:
-            raise ResourceExhausted(f"deals: at most {MAX_DEALS}", reason="MATCH_TOO_LONG")
+        limits = self.limits
+        if len(request.deals) > limits.match_deals:
+            raise ResourceExhausted(
+                f"deals: {len(request.deals)} deals; at most {limits.match_deals}",
+                reason="MATCH_TOO_LONG",
+                metadata={"max_deals": str(limits.match_deals)},
+            )
         match = Match(rules)
         for seat in request.empty_seats:
             match = match.leave(cv.seat_from(seat, rules.players, "empty_seats"))
@@ -643,6 +684,11 @@ class Core:
             winner = cv.seat_from(result.winner, rules.players, f"{path}.winner")
             if len(result.scores) != rules.players:
                 raise bad_field(f"{path}.scores", f"one score per seat: {rules.players} seats")
+            for seat, score in enumerate(result.scores):
+                if abs(score) > limits.score:
+                    raise bad_field(
+                        f"{path}.scores[{seat}]", f"{score} is not a deal's score (at most {limits.score} either way)"
+                    )
             if match.over:
                 raise bad_field(path, "the match was already over before this deal")
             with at_field(path):
@@ -670,17 +716,14 @@ class Core:
         log = request.log
         rules = cv.ruleset_from(log.ruleset, "log.ruleset")
         view_seat = self._view_seat(request, rules)
-        if len(log.moves) > MAX_MOVES:
-            raise ResourceExhausted(f"log.moves: at most {MAX_MOVES}", reason="LOG_TOO_LONG")
+        self._check_moves(log.moves, "log.moves")
         source = log.WhichOneof("deal")
         if source is None:
             raise bad_field("log.deal_code", "a log needs its cards: set deal_code or explicit_deal")
-        game, _ = self.start(rules, source, log.deal_code, list(log.explicit_deal.hands), log.context, "log", info)
+        game = self.start(rules, source, log.deal_code, list(log.explicit_deal.hands), log.context, "log", info)
         out = api.ReplayLogResponse()
         deal = game.deal
         for index, text in enumerate(log.moves):
-            if len(text) > cv.MAX_TEXT:
-                raise bad_field(f"log.moves[{index}]", f"at most {cv.MAX_TEXT} characters")
             before = deal.state()
             try:
                 events = deal.do_text(deal.to_act, text)
@@ -697,7 +740,7 @@ class Core:
             )
         out.moves_applied = deal.moves_made
         out.events.extend(cv.events_to_pb(deal.events, rules, view_seat))
-        out.table.CopyFrom(wire.table_to_pb(deal, game.identity.text))
+        out.table.CopyFrom(game.table())
         out.state_token = self.token(game)
         return out
 
@@ -723,19 +766,20 @@ class Core:
             raise bad_field("source", "set replay_toml or game_log")
         view_seat = self._view_seat(request, log.ruleset)
         actions = sum(len(record.actions) for record in log.deals)
-        if len(log.deals) > MAX_DEALS or actions > MAX_AUDIT_ACTIONS:
+        limits = self.limits
+        if len(log.deals) > limits.match_deals or actions > limits.audit_actions:
             raise ResourceExhausted(
-                f"{len(log.deals)} deals, {actions} actions: at most {MAX_DEALS} deals and "
-                f"{MAX_AUDIT_ACTIONS} actions in one audit",
+                f"{len(log.deals)} deals, {actions} actions: at most {limits.match_deals} deals and "
+                f"{limits.audit_actions} actions in one audit",
                 reason="AUDIT_TOO_LARGE",
-                metadata={"max_actions": str(MAX_AUDIT_ACTIONS), "max_deals": str(MAX_DEALS)},
+                metadata={"max_actions": str(limits.audit_actions), "max_deals": str(limits.match_deals)},
             )
-        if request.want_steps and actions + len(log.deals) > MAX_AUDIT_STEPS:
+        if request.want_steps and actions + len(log.deals) > limits.audit_steps:
             raise ResourceExhausted(
-                f"want_steps: {actions + len(log.deals)} steps; at most {MAX_AUDIT_STEPS} (audit without "
+                f"want_steps: {actions + len(log.deals)} steps; at most {limits.audit_steps} (audit without "
                 "steps, or deal by deal)",
                 reason="AUDIT_TOO_LARGE",
-                metadata={"max_steps": str(MAX_AUDIT_STEPS)},
+                metadata={"max_steps": str(limits.audit_steps)},
             )
         info.preset = log.ruleset.preset
         if log.deals:
@@ -750,12 +794,9 @@ class Core:
         cv.ruleset_from(message.ruleset, f"{path}.ruleset")
         if message.WhichOneof("deal") is None:
             raise bad_field(f"{path}.deal_code", "a log needs its cards: set deal_code or explicit_deal")
-        if len(message.moves) > MAX_MOVES:
-            raise ResourceExhausted(f"{path}.moves: at most {MAX_MOVES}", reason="LOG_TOO_LONG")
+        self._check_moves(message.moves, f"{path}.moves")
         for index, text in enumerate(message.moves):
             where = f"{path}.moves[{index}]"
-            if len(text) > cv.MAX_TEXT:
-                raise bad_field(where, f"at most {cv.MAX_TEXT} characters")
             try:
                 Move.parse(0, text)
             except Refusal as refusal:  # a replay records cards: text that is none cannot be one

@@ -85,6 +85,19 @@ def at_field(path: str) -> Iterator[None]:
 
 
 _ENGINE_INPUT_ERRORS = (RulesetError, DealCodeError, DealError, EventLogError, ValueError)
+_TOO_LARGE_ERRORS = (RecursionError, MemoryError, OverflowError)
+"""Inputs that are too deep or too large for the work they ask: every limit is checked before that
+work (:mod:`bigtwo.service.limits`), so reaching one of these means a limit is missing; still, the
+caller asked too much, it is no bug of the service's answering it so."""
+
+MESSAGE_CHARS = 300
+"""Longest status message or detail text sent: with the few violations an answer carries, the
+trailer stays far below the 16 KiB metadata limit of stock gRPC clients, whatever the request held."""
+METADATA_CHARS = 100
+
+
+def _cut(text: str, length: int = MESSAGE_CHARS) -> str:
+    return text if len(text) <= length else text[: length - 1] + "…"
 
 
 def _pack(message: object) -> any_pb2.Any:
@@ -105,25 +118,32 @@ def to_rpc_status(exc: BaseException, request_id: str = "") -> tuple[grpc.Status
         if exc.violations:
             request = error_details_pb2.BadRequest(
                 field_violations=[
-                    error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
-                    for v in exc.violations
+                    error_details_pb2.BadRequest.FieldViolation(
+                        field=_cut(v.field, METADATA_CHARS), description=_cut(v.description)
+                    )
+                    for v in exc.violations[:4]
                 ]
             )
             details.append(_pack(request))
         if exc.reason:
-            details.append(_pack(error_details_pb2.ErrorInfo(reason=exc.reason, domain=DOMAIN, metadata=exc.metadata)))
+            metadata = {_cut(k, METADATA_CHARS): _cut(v, METADATA_CHARS) for k, v in list(exc.metadata.items())[:8]}
+            details.append(_pack(error_details_pb2.ErrorInfo(reason=exc.reason, domain=DOMAIN, metadata=metadata)))
     elif isinstance(exc, _ENGINE_INPUT_ERRORS):
         code, message = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
         details = [
             _pack(
                 error_details_pb2.BadRequest(
-                    field_violations=[error_details_pb2.BadRequest.FieldViolation(field="", description=str(exc))]
+                    field_violations=[error_details_pb2.BadRequest.FieldViolation(field="", description=_cut(message))]
                 )
             )
         ]
+    elif isinstance(exc, _TOO_LARGE_ERRORS):
+        code = grpc.StatusCode.RESOURCE_EXHAUSTED
+        message = "the request is too large or too deeply nested for the service to work on"
+        details = [_pack(error_details_pb2.ErrorInfo(reason="REQUEST_TOO_COMPLEX", domain=DOMAIN))]
     else:
         code = grpc.StatusCode.INTERNAL
         message = f"internal error (request id {request_id})" if request_id else "internal error"
         details = []
-    proto = status_pb2.Status(code=getattr(code_pb2, code.name), message=message[:1000], details=details)
+    proto = status_pb2.Status(code=getattr(code_pb2, code.name), message=_cut(message), details=details)
     return rpc_status.to_status(proto), code

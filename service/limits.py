@@ -9,7 +9,7 @@ the limit. docs/SECURITY.md says why each one is where it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bigtwo.client.replay.limits import ReplayLimits
 
@@ -47,7 +47,7 @@ class Limits:
     quoted: int = 40
     """Characters of a bad value quoted back in an error: enough to recognise it, never a trailer
     over the 16 KiB metadata limit of stock clients."""
-    replay: ReplayLimits = ReplayLimits()
+    replay: ReplayLimits = field(default_factory=ReplayLimits)
     """The replay text of AuditLog: its size and structure, checked before it is parsed."""
 
     def quote(self, value: str) -> str:

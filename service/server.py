@@ -28,7 +28,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from .keys import KeyConfigError, load_keys
-from .servicer import SERVICE_NAME, Hosting, ServiceCore
+from .servicer import AUTH_TOKEN_RULE, SERVICE_NAME, Hosting, ServiceCore, valid_auth_token
 from .telemetry import MULTIPROC_ENV, configure_logging, logger, start_metrics_server
 from .tokens import TokenCodec
 
@@ -47,7 +47,8 @@ class ServerConfig:
     tls_cert: str = ""
     tls_key: str = ""
     tls_client_ca: str = ""
-    auth_token: str = ""
+    auth_token: str | None = None
+    """None: no bearer token asked; a given token must be a usable one (an empty one is refused)."""
     token_keys_file: str = ""
     max_message_bytes: int = 1 << 20
     max_concurrent_rpcs: int = 10_000
@@ -106,8 +107,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add(
         "--auth-token",
-        default=_env("BIGTWO_AUTH_TOKEN", ""),
-        help="require 'authorization: Bearer TOKEN' on every call (env BIGTWO_AUTH_TOKEN)",
+        default=os.environ.get("BIGTWO_AUTH_TOKEN"),
+        help="require 'authorization: Bearer TOKEN' on every call; at least 16 visible characters, never empty "
+        "(env BIGTWO_AUTH_TOKEN)",
     )
     add(
         "--token-keys-file",
@@ -315,6 +317,9 @@ def run_workers(cfg: ServerConfig) -> int:
     log = logger()
     if cfg.port == 0:
         log.error("cannot serve", error="--workers needs a fixed --port")
+        return 1
+    if cfg.auth_token is not None and not valid_auth_token(cfg.auth_token):
+        log.error("cannot serve", error=f"--auth-token: {AUTH_TOKEN_RULE}")
         return 1
     try:
         load_keys(cfg.token_keys_file or None)  # make the development key once, before the workers read it

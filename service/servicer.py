@@ -55,6 +55,18 @@ a worker thread so the event loop keeps answering the other calls and streams me
 STREAM = "PlayStream"
 
 
+AUTH_TOKEN_RULE = (
+    "a bearer token is at least 16 visible ASCII characters without spaces "
+    "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+)
+
+
+def valid_auth_token(token: str) -> bool:
+    """Whether ``token`` can be a bearer credential: an empty or blank one would turn checking off
+    by mistake, and one with spaces or control characters cannot travel in a header unchanged."""
+    return len(token) >= 16 and token.isascii() and token.isprintable() and " " not in token
+
+
 class Undecodable:
     """Bytes that did not parse as the request message."""
 
@@ -184,7 +196,7 @@ class StreamSession:
             self.game = game
             view_seat = self.view_seat
             return wire.opened_response(
-                "" if game.identity.explicit else game.identity.text,
+                core.code_for(game, view_seat),
                 game.writer().table(game.deal),
                 [wire.event_bytes(event, game.parts, view_seat) for event in game.deal.events],
                 b"" if view_seat is None else cv.seat_view(game.deal, view_seat).SerializeToString(),
@@ -265,8 +277,10 @@ class TurnBatch:
 class Hosting:
     """Builds the generic handler for a server; ``core`` may be a no-op stand-in (bench)."""
 
-    def __init__(self, core: Any, *, auth_token: str = "", log_calls: bool = True) -> None:
+    def __init__(self, core: Any, *, auth_token: str | None = None, log_calls: bool = True) -> None:
         self.core = core
+        if auth_token is not None and not valid_auth_token(auth_token):
+            raise ValueError(f"--auth-token: {AUTH_TOKEN_RULE}")
         self.expected_auth = f"Bearer {auth_token}".encode() if auth_token else b""
         self.log = logger()
         self.log_calls = log_calls
@@ -276,14 +290,19 @@ class Hosting:
 
     def _begin(self, context: Any) -> str:
         request_id = ""
-        auth = b""
+        credentials: list[bytes] = []
         for key, value in context.invocation_metadata() or ():
             if key == "x-request-id":
                 request_id = str(value)[:64]
             elif key == "authorization":
-                auth = value.encode() if isinstance(value, str) else bytes(value)
-        if self.expected_auth and not hmac.compare_digest(auth, self.expected_auth):
-            raise Unauthenticated("missing or wrong bearer token (metadata 'authorization: Bearer ...')")
+                credentials.append(value.encode() if isinstance(value, str) else bytes(value))
+        if self.expected_auth:
+            # One credential, exactly: with two, proxies and servers disagree on which one counts.
+            if len(credentials) > 1:
+                raise Unauthenticated("more than one 'authorization' header: send exactly one bearer token")
+            given = credentials[0] if credentials else b""
+            if not hmac.compare_digest(given, self.expected_auth):
+                raise Unauthenticated("missing or wrong bearer token (metadata 'authorization: Bearer ...')")
         return request_id or os.urandom(8).hex()
 
     def _record(

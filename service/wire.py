@@ -284,10 +284,12 @@ class DealWriter:
     cards played stay the same, so do the cards left.
     """
 
-    __slots__ = ("_after_play", "_played", "_played_text", "_table", "_table_part", "header", "parts")
+    __slots__ = ("_after_play", "_played", "_played_text", "_table", "_table_part", "deal_code", "header", "parts")
 
-    def __init__(self, deal: Deal, deal_id: str, parts: RulesetParts | None = None) -> None:
+    def __init__(self, deal: Deal, deal_id: str, parts: RulesetParts | None = None, *, deal_code: str = "") -> None:
         self.parts = parts = parts or parts_for(deal.ruleset)
+        self.deal_code = deal_code
+        """Shown only once the deal is over: while it is in play it would deal every hand."""
         self.header = parts.headers.get((deal_id, deal.deal_number)) or parts.header(deal, deal_id)
         self._played = 0
         self._played_text = b""
@@ -361,18 +363,20 @@ class DealWriter:
         if deal.opening_card >= 0:
             out += _OPENING_CARD[deal.opening_card]
         if deal.winner >= 0:
-            out += pb.TableState(over=True, winner=deal.winner, scores=deal.scores).SerializeToString()
+            out += pb.TableState(
+                over=True, winner=deal.winner, scores=deal.scores, deal_code=self.deal_code
+            ).SerializeToString()
         return out
 
 
-def table_bytes(deal: Deal, deal_id: str, parts: RulesetParts | None = None) -> bytes:
+def table_bytes(deal: Deal, deal_id: str, parts: RulesetParts | None = None, *, deal_code: str = "") -> bytes:
     """The public table of ``deal`` (a ``TableState``), written once (see :class:`DealWriter`)."""
-    return DealWriter(deal, deal_id, parts).table(deal)
+    return DealWriter(deal, deal_id, parts, deal_code=deal_code).table(deal)
 
 
-def table_to_pb(deal: Deal, deal_id: str) -> pb.TableState:
+def table_to_pb(deal: Deal, deal_id: str, *, deal_code: str = "") -> pb.TableState:
     """:func:`table_bytes` as a message (for answers other than a move's)."""
-    return pb.TableState.FromString(table_bytes(deal, deal_id))
+    return pb.TableState.FromString(table_bytes(deal, deal_id, deal_code=deal_code))
 
 
 PASS_OUTCOME = pb.MoveOutcome(accepted=True, is_pass=True).SerializeToString()

@@ -218,7 +218,7 @@ def test_tls_mutual_tls_and_bearer_tokens(tmp_path: Path) -> None:
         "--tls-client-ca",
         str(pki.ca),
         "--auth-token",
-        "s3cret",
+        "s3cret-bearer-0123456789",
     )
     try:
         tls.wait_ready()
@@ -228,14 +228,16 @@ def test_tls_mutual_tls_and_bearer_tokens(tmp_path: Path) -> None:
         with BigTwoClient(tls.target, retry=no_retry, timeout=3) as plain, pytest.raises(BigTwoUnavailable):
             plain.list_presets()  # plaintext against a TLS port
         full = {"ca_file": str(pki.ca), "cert_file": str(pki.client_cert), "key_file": str(pki.client_key)}
-        with BigTwoClient(mtls.target, token="s3cret", **full) as client:
+        with BigTwoClient(mtls.target, token="s3cret-bearer-0123456789", **full) as client:
             assert client.list_presets()[0].name == "classic"
         with BigTwoClient(mtls.target, token="wrong", **full) as client, pytest.raises(BigTwoUnauthenticated):
             client.list_presets()
         with BigTwoClient(mtls.target, **full) as client, pytest.raises(BigTwoUnauthenticated):
             client.list_presets()
         with (
-            BigTwoClient(mtls.target, tls=True, ca_file=str(pki.ca), token="s3cret", retry=no_retry, timeout=3) as c,
+            BigTwoClient(
+                mtls.target, tls=True, ca_file=str(pki.ca), token="s3cret-bearer-0123456789", retry=no_retry, timeout=3
+            ) as c,
             pytest.raises(BigTwoUnavailable),
         ):
             c.list_presets()  # no client certificate

@@ -5,6 +5,7 @@ reflection, metrics, SIGTERM while a stream is open, a taken port, bearer auth, 
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from bigtwo.v1 import service_pb2_grpc as rpc
 from bigtwo.v1 import types_pb2 as pb
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from service_support import CODE, KEY_A, ServerProcess, details
+from service_support import CODE, KEY_A, ServerProcess, details, free_port
 
 pytestmark = pytest.mark.timeout(120)
 CLASSIC = pb.Ruleset(preset="classic")
@@ -228,15 +229,19 @@ def test_health_reflection_and_metrics(servers: tuple[ServerProcess, ServerProce
 
 
 def test_sigterm_drains_an_open_stream_and_auth(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path, "--auth-token", "s3cret", metrics=False)
+    server = ServerProcess(tmp_path, "--auth-token", "s3cret-bearer-0123456789", metrics=False)
     try:
         channel = grpc.insecure_channel(server.target)
         stub = rpc.BigTwoServiceStub(channel)
         with pytest.raises(grpc.RpcError) as caught:
             stub.ListPresets(api.ListPresetsRequest())
         assert caught.value.code() is grpc.StatusCode.UNAUTHENTICATED
-        auth = (("authorization", "Bearer s3cret"),)
+        auth = (("authorization", "Bearer s3cret-bearer-0123456789"),)
         assert stub.ListPresets(api.ListPresetsRequest(), metadata=auth).presets
+        for doubled in ((*auth, ("authorization", "Bearer wrong")), (("authorization", "Bearer wrong"), *auth)):
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.ListPresets(api.ListPresetsRequest(), metadata=doubled)
+            assert caught.value.code() is grpc.StatusCode.UNAUTHENTICATED, "two credentials: neither decides"
         requests: queue.Queue[Any] = queue.Queue()
 
         def feed() -> Iterator[Any]:
@@ -471,3 +476,17 @@ def test_bot_move_and_audit_log_on_real_servers(
         log = server.log()
         assert "Traceback" not in log and '"code": "INTERNAL"' not in log
         assert '"method": "BotMove"' in log and '"method": "AuditLog"' in log
+
+
+@pytest.mark.parametrize("token", ["", "   ", "short"])
+def test_an_unusable_auth_token_is_refused_at_start(tmp_path: Path, token: str) -> None:
+    """An empty --auth-token (or BIGTWO_AUTH_TOKEN='') must not turn authentication off silently."""
+    port = str(free_port())
+    command = [sys.executable, "-m", "bigtwo.client.cli", "serve", "--port", port, "--metrics-port", "0"]
+    env = {**os.environ, "BIGTWO_TOKEN_KEYS": KEY_A, "BIGTWO_HOME": str(tmp_path)}
+    by_flag = subprocess.run([*command, "--auth-token", token], env=env, capture_output=True, text=True, timeout=60)
+    assert by_flag.returncode == 1 and "--auth-token" in by_flag.stdout + by_flag.stderr
+    by_env = subprocess.run(
+        command, env={**env, "BIGTWO_AUTH_TOKEN": token}, capture_output=True, text=True, timeout=60
+    )
+    assert by_env.returncode == 1 and "--auth-token" in by_env.stdout + by_env.stderr

@@ -111,7 +111,9 @@ def test_bad_ruleset_names_the_option(server: Any) -> None:
 def test_deal_from_code_shows_only_the_viewing_seat(server: Any) -> None:
     reply = new_deal(server, view_seat=2)
     engine = engine_deal()
-    assert reply.deal_code == CODE and reply.table.deal_id == CODE
+    # An answer for one seat names the deal opaquely: no deal code while the deal is in play.
+    assert reply.deal_code == "" and reply.table.deal_code == ""
+    assert reply.table.deal_id.startswith("d-") and CODE not in reply.table.deal_id
     assert reply.view.seat == 2 and reply.view.hand.mask == engine.hands[2]
     started = reply.events[0].deal_started
     assert [h.mask for h in started.hands] == [0, 0, engine.hands[2], 0]
@@ -121,6 +123,8 @@ def test_deal_from_code_shows_only_the_viewing_seat(server: Any) -> None:
         assert not shown & {str(card) for card in engine.hand(seat)}
     hidden = new_deal(server)
     assert all(h.mask == 0 for h in hidden.events[0].deal_started.hands)
+    assert hidden.deal_code == CODE, "the table host (no view_seat) gets the deal code"
+    assert hidden.table.deal_id == reply.table.deal_id and hidden.table.deal_code == ""
 
 
 def test_fresh_and_explicit_deals(server: Any) -> None:
@@ -130,7 +134,7 @@ def test_fresh_and_explicit_deals(server: Any) -> None:
     DealCode.parse(first.deal_code)
     hands = ["3D 4D 5D", "3C 4C 5C", "3H 4H 5H", "3S 4S 5S"]
     explicit = ok(server, "Deal", api.DealRequest(ruleset=CLASSIC, explicit_deal=pb.ExplicitDeal(hands=hands)))
-    assert explicit.deal_code == "" and explicit.table.deal_id.startswith("explicit:")
+    assert explicit.deal_code == "" and explicit.table.deal_id.startswith("d-")
     assert explicit.table.opening_card == "3D" and explicit.table.to_act == 0
     shared = call(
         server, "Deal", api.DealRequest(ruleset=CLASSIC, explicit_deal=pb.ExplicitDeal(hands=["3D", "3D", "4D", "5D"]))
@@ -395,7 +399,7 @@ def test_stream_open_moves_and_events(server: Any) -> None:
     log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE)
     rpc.send_request(api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=log), view_seat=0)))
     opened = rpc.take_response().opened
-    assert opened.deal_code == CODE and opened.view.seat == 0 and opened.state_token
+    assert opened.deal_code == "" and opened.view.seat == 0 and opened.state_token
     engine = engine_deal()
     for _ in range(6):
         move = engine.legal_moves()[0]
@@ -775,13 +779,20 @@ def test_audit_a_game_log_and_limits(server: Any, monkeypatch: pytest.MonkeyPatc
     )
     assert bad_rules.code is grpc.StatusCode.INVALID_ARGUMENT and bad_rules.fields == ["game_log.ruleset.preset"]
     assert call(server, "AuditLog", api.AuditLogRequest()).code is grpc.StatusCode.INVALID_ARGUMENT
-    from bigtwo.service import core
+    import dataclasses
+
+    from bigtwo.service.limits import LIMITS
+
+    def limited(**limits: int) -> Any:
+        codec = TokenCodec(KeyRing([KEY_A.encode()]))
+        core = ServiceCore(codec, limits=dataclasses.replace(LIMITS, **limits))
+        servicer = Hosting(core, log_calls=False).servicer()
+        return grpc_testing.server_from_dictionary({SERVICE: servicer}, grpc_testing.strict_real_time())
 
     text = (GOLDEN / "match-4-deals.toml").read_text()
-    monkeypatch.setattr(core, "MAX_AUDIT_STEPS", 100)
-    steps = call(server, "AuditLog", api.AuditLogRequest(replay_toml=text, want_steps=True))
+    few_steps = limited(audit_steps=100)
+    steps = call(few_steps, "AuditLog", api.AuditLogRequest(replay_toml=text, want_steps=True))
     assert steps.code is grpc.StatusCode.RESOURCE_EXHAUSTED and steps.reason == "AUDIT_TOO_LARGE"
-    assert audit(server, replay_toml=text).deals_checked == 4, "without steps it fits"
-    monkeypatch.setattr(core, "MAX_AUDIT_ACTIONS", 100)
-    too_many = call(server, "AuditLog", api.AuditLogRequest(replay_toml=text))
+    assert audit(few_steps, replay_toml=text).deals_checked == 4, "without steps it fits"
+    too_many = call(limited(audit_actions=100), "AuditLog", api.AuditLogRequest(replay_toml=text))
     assert too_many.code is grpc.StatusCode.RESOURCE_EXHAUSTED

@@ -257,7 +257,7 @@ class Event(_message.Message):
     def __init__(self, deal_started: _Optional[_Union[DealStartedEvent, _Mapping]] = ..., cards_played: _Optional[_Union[CardsPlayedEvent, _Mapping]] = ..., passed: _Optional[_Union[PassedEvent, _Mapping]] = ..., trick_ended: _Optional[_Union[TrickEndedEvent, _Mapping]] = ..., last_card: _Optional[_Union[LastCardEvent, _Mapping]] = ..., dragon_revealed: _Optional[_Union[DragonRevealedEvent, _Mapping]] = ..., deal_ended: _Optional[_Union[DealEndedEvent, _Mapping]] = ..., description: _Optional[str] = ...) -> None: ...
 
 class TableState(_message.Message):
-    __slots__ = ("players", "moves_made", "to_act", "leader", "table", "last_player", "cards_left", "played", "passed_seats", "opening_card", "over", "winner", "scores", "deal_number", "deal_id", "ruleset_fingerprint")
+    __slots__ = ("players", "moves_made", "to_act", "leader", "table", "last_player", "cards_left", "played", "passed_seats", "opening_card", "over", "winner", "scores", "deal_number", "deal_id", "ruleset_fingerprint", "deal_code")
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     MOVES_MADE_FIELD_NUMBER: _ClassVar[int]
     TO_ACT_FIELD_NUMBER: _ClassVar[int]
@@ -274,6 +274,7 @@ class TableState(_message.Message):
     DEAL_NUMBER_FIELD_NUMBER: _ClassVar[int]
     DEAL_ID_FIELD_NUMBER: _ClassVar[int]
     RULESET_FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    DEAL_CODE_FIELD_NUMBER: _ClassVar[int]
     players: int
     moves_made: int
     to_act: int
@@ -290,7 +291,8 @@ class TableState(_message.Message):
     deal_number: int
     deal_id: str
     ruleset_fingerprint: str
-    def __init__(self, players: _Optional[int] = ..., moves_made: _Optional[int] = ..., to_act: _Optional[int] = ..., leader: _Optional[int] = ..., table: _Optional[_Union[Play, _Mapping]] = ..., last_player: _Optional[int] = ..., cards_left: _Optional[_Iterable[int]] = ..., played: _Optional[_Union[CardSet, _Mapping]] = ..., passed_seats: _Optional[_Iterable[int]] = ..., opening_card: _Optional[str] = ..., over: _Optional[bool] = ..., winner: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., deal_number: _Optional[int] = ..., deal_id: _Optional[str] = ..., ruleset_fingerprint: _Optional[str] = ...) -> None: ...
+    deal_code: str
+    def __init__(self, players: _Optional[int] = ..., moves_made: _Optional[int] = ..., to_act: _Optional[int] = ..., leader: _Optional[int] = ..., table: _Optional[_Union[Play, _Mapping]] = ..., last_player: _Optional[int] = ..., cards_left: _Optional[_Iterable[int]] = ..., played: _Optional[_Union[CardSet, _Mapping]] = ..., passed_seats: _Optional[_Iterable[int]] = ..., opening_card: _Optional[str] = ..., over: _Optional[bool] = ..., winner: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., deal_number: _Optional[int] = ..., deal_id: _Optional[str] = ..., ruleset_fingerprint: _Optional[str] = ..., deal_code: _Optional[str] = ...) -> None: ...
 
 class SeatView(_message.Message):
     __slots__ = ("seat", "hand", "ending_now", "to_act")
