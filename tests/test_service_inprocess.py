@@ -796,3 +796,84 @@ def test_audit_a_game_log_and_limits(server: Any, monkeypatch: pytest.MonkeyPatc
     assert audit(few_steps, replay_toml=text).deals_checked == 4, "without steps it fits"
     too_many = call(limited(audit_actions=100), "AuditLog", api.AuditLogRequest(replay_toml=text))
     assert too_many.code is grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+# -- hostile values: one reason per mistake, short quotes, named fields ---------------------------
+
+
+def test_a_resent_index_with_another_move_has_one_reason_on_both_paths(server: Any) -> None:
+    """The same mistake (index moves_made - 1, a move other than the one made) is MOVE_ALREADY_MADE
+    on ApplyMove and on a stream that sends no tokens (and so keeps no state before the move)."""
+    engine = engine_deal()
+    first = engine.legal_moves()[0]
+    dealt = new_deal(server)
+    applied = ok(
+        server,
+        "ApplyMove",
+        api.ApplyMoveRequest(
+            game=token_game(dealt.state_token), move=pb.Move(index=0, seat=first.seat, text=str(first))
+        ),
+    )
+    engine.do(first)
+    other = next(m for m in engine_deal().legal_moves() if str(m) != str(first))
+    mistake = pb.Move(index=0, seat=other.seat, text=str(other))
+    unary = call(server, "ApplyMove", api.ApplyMoveRequest(game=token_game(applied.state_token), move=mistake))
+    assert unary.code is grpc.StatusCode.FAILED_PRECONDITION and unary.reason == "MOVE_ALREADY_MADE"
+    rpc = server.invoke_stream_stream(SERVICE.methods_by_name["PlayStream"], (), None)
+    rpc.send_request(
+        api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=pb.GameLog(ruleset=CLASSIC, deal_code=CODE))))
+    )
+    rpc.take_response()
+    rpc.send_request(
+        api.PlayStreamRequest(move=api.StreamMove(move=pb.Move(index=0, seat=first.seat, text=str(first))))
+    )
+    assert rpc.take_response().move_result.outcome.accepted
+    rpc.send_request(api.PlayStreamRequest(move=api.StreamMove(move=mistake)))
+    rpc.requests_closed()
+    trailing, code, _ = rpc.termination()
+    assert code is grpc.StatusCode.FAILED_PRECONDITION
+    assert Result(None, trailing, code, "").reason == "MOVE_ALREADY_MADE"
+
+
+def test_long_bad_values_are_quoted_short(server: Any) -> None:
+    """A 20 kB bad value comes back as a short prefix: the error's trailer stays far below the
+    16 KiB metadata limit of stock clients, which would otherwise report RESOURCE_EXHAUSTED."""
+    huge = "x" * 20_000
+    requests = [
+        ("DescribeRuleset", api.DescribeRulesetRequest(ruleset=pb.Ruleset(preset=huge))),
+        ("DescribeRuleset", api.DescribeRulesetRequest(ruleset=pb.Ruleset(options={huge[:60]: huge[:1000]}))),
+        ("BotMove", api.BotMoveRequest(game=pb.Game(log=pb.GameLog(ruleset=CLASSIC, deal_code=CODE)), level=huge)),
+        ("Deal", api.DealRequest(ruleset=CLASSIC, deal_code=huge[:60])),
+        (
+            "LegalMoves",
+            api.LegalMovesRequest(game=pb.Game(log=pb.GameLog(ruleset=CLASSIC, deal_code=CODE, moves=["pass " * 50]))),
+        ),
+    ]
+    for name, request in requests:
+        rpc = server.invoke_unary_unary(SERVICE.methods_by_name[name], (), request, None)
+        _, trailing, code, message = rpc.termination()
+        assert code is grpc.StatusCode.INVALID_ARGUMENT, (name, code)
+        size = len(message) + sum(len(key) + len(value) for key, value in trailing or ())
+        assert size < 2_000, (name, size)
+
+
+def test_match_scores_out_of_range_name_their_field(server: Any) -> None:
+    deal = pb.DealResult(deal_number=1, winner=0, scores=[2_000_000_000, -1, -1, -1])
+    many = [pb.DealResult(deal_number=i + 1, winner=0, scores=[2_000_000, -1, -1, -1]) for i in range(3)]
+    for deals, field in (([deal], "deals[0].scores[0]"), (many, "deals[0].scores[0]")):
+        result = call(server, "SettleMatch", api.SettleMatchRequest(ruleset=CLASSIC, deals=deals))
+        assert result.code is grpc.StatusCode.INVALID_ARGUMENT and result.fields == [field], result.message
+
+
+def test_a_hand_has_at_most_eighteen_cards(server: Any) -> None:
+    every_card = " ".join(f"{rank}{suit}" for rank in "3456789TJQKA2" for suit in "DCHS")
+    for name, request, field in (
+        (
+            "LegalMoves",
+            api.LegalMovesRequest(position=api.HandPosition(ruleset=CLASSIC, hand=every_card)),
+            "position.hand",
+        ),
+        ("SplitHand", api.SplitHandRequest(ruleset=CLASSIC, hand=every_card), "hand"),
+    ):
+        result = call(server, name, request)
+        assert result.code is grpc.StatusCode.INVALID_ARGUMENT and result.fields == [field], (name, result.message)
