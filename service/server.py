@@ -28,6 +28,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from .keys import KeyConfigError, load_keys
+from .limits import LIMITS
 from .servicer import AUTH_TOKEN_RULE, SERVICE_NAME, Hosting, ServiceCore, valid_auth_token
 from .telemetry import MULTIPROC_ENV, configure_logging, logger, start_metrics_server
 from .tokens import TokenCodec
@@ -50,7 +51,7 @@ class ServerConfig:
     auth_token: str | None = None
     """None: no bearer token asked; a given token must be a usable one (an empty one is refused)."""
     token_keys_file: str = ""
-    max_message_bytes: int = 1 << 20
+    max_message_bytes: int = LIMITS.message_bytes
     max_concurrent_rpcs: int = 10_000
     keepalive_seconds: int = 60
     grace: float = 10.0
