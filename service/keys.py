@@ -1,15 +1,17 @@
-"""Where token keys come from (docs/SERVICE.md "Tokens and key rotation").
+"""Where token keys come from (docs/SERVICE.md "Keys and rotation").
 
 In order:
 
 1. ``--token-keys-file PATH`` (env ``BIGTWO_TOKEN_KEYS_FILE``): one secret a line, ``#`` comments;
-   the first line signs, every line verifies.
-2. ``BIGTWO_TOKEN_KEYS``: secrets separated by commas; the first signs, all verify.
+   the first line encrypts new state tokens, every line decrypts.
+2. ``BIGTWO_TOKEN_KEYS``: secrets separated by commas; the first encrypts, all decrypt.
 3. Nothing configured: a development key, made once with :mod:`secrets` and kept in
    ``$BIGTWO_HOME/dev-signing-key`` (default ``~/.bigtwo/``), and the server says so in its log.
 
 A secret is any text of at least 32 characters (e.g. ``python -c "import secrets;
-print(secrets.token_hex(32))"``); its UTF-8 bytes are the HMAC key.
+print(secrets.token_hex(32))"``). State tokens are encrypted with an AES-256-SIV key derived from
+its UTF-8 bytes through HKDF (:mod:`bigtwo.service.tokens`); replay signatures and deal identifiers
+key their HMACs from the same bytes under labels of their own.
 """
 
 from __future__ import annotations
@@ -50,6 +52,13 @@ def _parse_secrets(lines: list[str], where: str) -> list[bytes]:
     return out
 
 
+def _ring(keys: list[bytes], where: str) -> KeyRing:
+    try:
+        return KeyRing(keys)
+    except ValueError as exc:  # e.g. two secrets whose key ids collide
+        raise KeyConfigError(f"{where}: {exc}") from None
+
+
 def default_home() -> Path:
     return Path(os.environ.get("BIGTWO_HOME") or Path.home() / ".bigtwo")
 
@@ -63,11 +72,11 @@ def load_keys(keys_file: str | None = None, env: dict[str, str] | None = None) -
         except OSError as exc:
             raise KeyConfigError(f"token keys file {path}: {exc.strerror}") from None
         keys = _parse_secrets(lines, f"token keys file {path}")
-        return LoadedKeys(KeyRing(keys), f"file {path} ({len(keys)} key(s))")
+        return LoadedKeys(_ring(keys, f"token keys file {path}"), f"file {path} ({len(keys)} key(s))")
     inline = env.get("BIGTWO_TOKEN_KEYS")
     if inline:
         keys = _parse_secrets(inline.split(","), "BIGTWO_TOKEN_KEYS")
-        return LoadedKeys(KeyRing(keys), f"BIGTWO_TOKEN_KEYS ({len(keys)} key(s))")
+        return LoadedKeys(_ring(keys, "BIGTWO_TOKEN_KEYS"), f"BIGTWO_TOKEN_KEYS ({len(keys)} key(s))")
     dev = default_home() / "dev-signing-key"
     if not dev.exists():
         dev.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -75,4 +84,4 @@ def load_keys(keys_file: str | None = None, env: dict[str, str] | None = None) -
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_hex(32) + "\n")
     keys = _parse_secrets(dev.read_text(encoding="utf-8").splitlines(), str(dev))
-    return LoadedKeys(KeyRing(keys), f"development key file {dev}", development=True)
+    return LoadedKeys(_ring(keys, str(dev)), f"development key file {dev}", development=True)
