@@ -3,10 +3,13 @@ and authenticated so that whoever holds it can read nothing from it.
 
 Layout::
 
-    version (1) | key id (4) | AES-SIV(key, body; associated data: version | key id)
+    version (1) | key id (4) | AES-SIV(key, version | key id | body)
 
-AES-SIV (RFC 5297) puts its 16-byte synthetic IV, a CMAC of the associated data and the body,
-before the body encrypted in counter mode under that IV. The body (all integers little-endian)
+AES-SIV (RFC 5297) puts its 16-byte synthetic IV, a CMAC of the whole plaintext, before the
+plaintext encrypted in counter mode under that IV. The plaintext starts with the token's own head,
+which is compared with the clear head after decryption: the version and key id are authenticated
+as if they were associated data, without handing :mod:`cryptography` a second buffer, which was
+measurably dearer per call than five more bytes to encrypt. The body (all integers little-endian)
 holds the ruleset (fingerprint, preset, overrides), the deal's identity (deal code seed or a digest
 of the explicit hands), the face-up card, the :class:`~bigtwo.engine.DealState` after the last move
 and, for idempotent retries, the state before the last move and that move. Its size does not depend
@@ -16,11 +19,12 @@ Why AES-SIV: the token must be deterministic (a retried move returns byte for by
 answer, token included, and the issuing replica recognises its own tokens by their bytes), so the
 AEAD may take no random nonce. AES-SIV is deterministic by design and misuse-resistant: equal
 snapshots give equal tokens and nothing else is shared, since the IV is a keyed function of the
-whole body; two tokens of one game at different moves look unrelated. It costs one CMAC pass and
-one counter-mode pass over about 200 bytes, the price of the HMAC-SHA256 it replaces, and adds 16
-bytes where the HMAC added 32. AES-GCM-SIV was measured beside it (docs/SERVICE.md "State tokens"):
-deterministic only with a nonce derived from the body by a second keyed pass (or a fixed nonce,
-outside what its bounds are stated for), so it costs more per token issued and carries the nonce.
+whole plaintext; two tokens of one game at different moves look unrelated. It makes one CMAC pass
+and one counter-mode pass over about 150 bytes and adds 16 bytes where the HMAC it replaces added
+32. The alternatives were measured on the ApplyMove path (docs/SERVICE.md "State tokens"):
+AES-GCM-SIV is deterministic only with a fixed nonce (outside what its bounds are stated for) or a
+nonce derived from the body by a second keyed pass that the token must then carry, and both cost
+more per call than AES-SIV; so did AES-GCM under such a derived nonce, which is not misuse-resistant.
 
 Keys: each configured secret gives a 64-byte AES-256-SIV key through HKDF-SHA256 labelled with
 this purpose, so the secret itself keys nothing else here (replay signatures and deal identifiers
@@ -66,6 +70,8 @@ AEAD_KEY_SIZE = 64
 HKDF_INFO = b"bigtwo state token v2: AES-256-SIV key"
 _KINDS = list(Kind)
 _HEAD = struct.Struct("<B4s")
+HEAD_SIZE = _HEAD.size
+"""Version and key id: in clear (to pick the key) and again inside the sealed plaintext."""
 
 
 def key_id(key: bytes) -> bytes:
@@ -155,20 +161,24 @@ class KeyRing:
         self._aeads = {kid: AESSIV(aead_key(key)) for kid, key in self.verifying.items()}
         self._sealing = self._aeads[self.signing_id]
         self._head = _HEAD.pack(VERSION, self.signing_id)
-        self._associated = [self._head]
 
     def seal(self, body: bytes) -> bytes:
-        """A token of ``body`` under the first key: its head, then the body encrypted and
-        authenticated together with that head."""
-        return self._head + self._sealing.encrypt(body, self._associated)
+        """A token of ``body`` under the first key: its head in clear, then the head and the body
+        encrypted and authenticated together."""
+        head = self._head
+        return head + self._sealing.encrypt(head + body, None)
 
     def open(self, token: bytes) -> bytes | None:
-        """The body of a token whose head was checked to be of this version; None: no key with
-        its id. Raises :class:`~cryptography.exceptions.InvalidTag` if it does not authenticate."""
-        aead = self._aeads.get(token[1 : _HEAD.size])
+        """The body of a token whose version was checked; None: no key with its id. Raises
+        :class:`~cryptography.exceptions.InvalidTag` if it does not authenticate, or if the head
+        sealed inside differs from the head in clear."""
+        aead = self._aeads.get(token[1:HEAD_SIZE])
         if aead is None:
             return None
-        return aead.decrypt(token[_HEAD.size :], [token[: _HEAD.size]])
+        plain = aead.decrypt(token[HEAD_SIZE:], None)
+        if plain[:HEAD_SIZE] != token[:HEAD_SIZE]:
+            raise InvalidTag
+        return plain[HEAD_SIZE:]
 
 
 # -- compact DealState ---------------------------------------------------------------------------
@@ -325,7 +335,7 @@ class TokenCodec:
             known = self.issued.get(token)
             if known is not None:
                 return known
-        if len(token) > self.max_bytes or len(token) <= _HEAD.size + TAG_SIZE:
+        if len(token) > self.max_bytes or len(token) <= HEAD_SIZE + TAG_SIZE + HEAD_SIZE:
             raise _refused(path, "TOKEN_MALFORMED", "not a state token issued by this service (wrong length)")
         version = token[0]
         if version != VERSION:

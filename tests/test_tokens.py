@@ -116,9 +116,9 @@ def test_tokens_are_deterministic_and_keyed_by_hkdf() -> None:
             snap.identity,
             snap.last_move,
         )
-        # The documented construction: AES-256-SIV under the HKDF-derived key, the head as associated data.
-        body = AESSIV(tokens.aead_key(KEY_A.encode())).decrypt(token[HEAD:], [token[:HEAD]])
-        assert body == first.keys.open(token)
+        # The documented construction: AES-256-SIV under the HKDF-derived key, of the head and the body.
+        plain = AESSIV(tokens.aead_key(KEY_A.encode())).decrypt(token[HEAD:], None)
+        assert plain == token[:HEAD] + (first.keys.open(token) or b"")
     assert tokens.aead_key(KEY_A.encode()) != tokens.aead_key(KEY_B.encode())
     assert KEY_A.encode()[:8] not in tokens.aead_key(KEY_A.encode()) + tokens.key_id(KEY_A.encode())
 
@@ -166,6 +166,15 @@ def test_foreign_rotated_and_old_tokens() -> None:
         a.decode(b"\x01" + token_a[1:])
     assert caught.value.reason == "TOKEN_MALFORMED"
     assert reason_of(a, b"\x03" + token_a[1:]) == "TOKEN_MALFORMED"
+    # The head sealed inside must be the head in clear: a sealed head of another version (as a
+    # later format would seal) under a clear head of this one does not pass.
+    body = a.keys.open(token_a)
+    assert body is not None
+    aead = AESSIV(tokens.aead_key(KEY_A.encode()))
+    relabelled = token_a[:HEAD] + aead.encrypt(b"\x03" + token_a[1:HEAD] + body, None)
+    assert reason_of(TokenCodec(ring(KEY_A), remember=0), relabelled) == "TOKEN_BAD_SIGNATURE"
+    resealed = token_a[:HEAD] + aead.encrypt(token_a[:HEAD] + body, None)
+    assert resealed == token_a and TokenCodec(ring(KEY_A), remember=0).decode(resealed).state == snap.state
     # A body that authenticates but does not parse (only a key holder can make one).
     assert reason_of(a, a.keys.seal(b"\x00" * 40)) == "TOKEN_MALFORMED"
 
