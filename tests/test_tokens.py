@@ -12,6 +12,7 @@ from bigtwo.engine import Deal, DealCode
 from bigtwo.service import tokens
 from bigtwo.service.core import CallInfo
 from bigtwo.service.errors import InvalidArgument
+from bigtwo.service.keys import KeyConfigError, load_keys
 from bigtwo.service.servicer import ServiceCore
 from bigtwo.service.tokens import KeyRing, Snapshot, TokenCodec
 from bigtwo.v1 import service_pb2 as api
@@ -188,6 +189,8 @@ def test_key_ring_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tokens, "key_id", lambda key: b"\0\0\0\0")
     with pytest.raises(ValueError, match="share a key id"):
         KeyRing([KEY_A.encode(), KEY_B.encode()])
+    with pytest.raises(KeyConfigError, match="BIGTWO_TOKEN_KEYS: two token keys share a key id"):
+        load_keys(env={"BIGTWO_TOKEN_KEYS": f"{KEY_A},{KEY_B}"})
 
 
 def test_a_retry_returns_the_same_token_on_any_replica() -> None:
