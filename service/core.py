@@ -61,7 +61,7 @@ from bigtwo.v1 import types_pb2 as pb
 from . import convert as cv
 from . import wire
 from .deal_ids import DealIds
-from .errors import FailedPrecondition, ResourceExhausted, at_field, bad_field
+from .errors import FailedPrecondition, PermissionDenied, ResourceExhausted, at_field, bad_field
 from .limits import LIMITS, Limits, quote
 from .tokens import DealIdentity, LastMove, PackedState, Snapshot, TokenCodec, explicit_identity, identity_of
 
@@ -86,6 +86,9 @@ class Game:
     """Writes the deal's answers; made by the first answer (a stream's moves share it)."""
     public_id: str = field(init=False, default="")
     """The deal's opaque name in answers and logs (:mod:`bigtwo.service.deal_ids`)."""
+    viewer: int = field(init=False, default=-1)
+    """The seat a seat-bound token is bound to (-1: the table host's game, any seat): calls with it
+    act and ask only for that seat, and every token they return is bound to it too."""
 
     def __post_init__(self) -> None:
         self.parts = wire.parts_for(self.ruleset)
@@ -98,9 +101,7 @@ class Game:
     def writer(self) -> wire.DealWriter:
         writer = self.deal_writer
         if writer is None:
-            writer = self.deal_writer = wire.DealWriter(
-                self.deal, self.public_id, self.parts, deal_code=self.deal_code
-            )
+            writer = self.deal_writer = wire.DealWriter(self.deal, self.public_id, self.parts, deal_code=self.deal_code)
         return writer
 
     def table(self) -> pb.TableState:
@@ -112,7 +113,8 @@ class Game:
         else a clone of the deal."""
         return self.packed if self.packed is not None else self.deal.clone()
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, viewer: int | None = None) -> Snapshot:
+        """What a token of this game holds; bound to ``viewer`` when given, else as the game is."""
         previous = self.previous.state() if isinstance(self.previous, Deal) else self.previous
         return Snapshot(
             self.ruleset,
@@ -122,7 +124,17 @@ class Game:
             self.deal.state(),
             previous,
             self.last_move,
+            self.viewer if viewer is None else viewer,
         )
+
+    def check_seat(self, seat: int, path: str) -> None:
+        """PERMISSION_DENIED when the game came from a token bound to another seat than ``seat``."""
+        if self.viewer >= 0 and seat != self.viewer:
+            raise PermissionDenied(
+                f"{path}: this state token is bound to seat {self.viewer}; it acts and asks for that seat only",
+                reason="TOKEN_BOUND_TO_SEAT",
+                metadata={"seat": str(self.viewer)},
+            )
 
     def before_last_move(self) -> Deal:
         assert self.previous is not None
@@ -300,6 +312,7 @@ class Core:
                 snap.last_move,
                 snap.packed,
             )
+            game.viewer = snap.viewer
             return self._named(game, info)
         if which == "log":
             return self.load_log(message.log, f"{path}.log", info)
@@ -307,6 +320,25 @@ class Core:
 
     def token(self, game: Game) -> bytes:
         return self.codec.encode(game.snapshot())
+
+    def seat_token(self, game: Game, view_seat: int | None) -> bytes:
+        """The token bound to ``view_seat`` an answer with a view carries (none without one); for a
+        game already bound to that seat it is the game's own token, ``state_token``."""
+        if view_seat is None:
+            return b""
+        return self.codec.encode(game.snapshot(view_seat))
+
+    def view_seat_of(self, request: Any, game: Game, path: str = "view_seat") -> int | None:
+        """The seat whose view an answer carries (``request.view_seat``, named ``path`` in errors):
+        a seat-bound game allows only its own seat, and takes it as the default."""
+        view_seat = None
+        if request.HasField("view_seat"):
+            view_seat = cv.seat_from(request.view_seat, game.ruleset.players, path)
+        if game.viewer >= 0:
+            if view_seat is not None:
+                game.check_seat(view_seat, path)
+            return game.viewer
+        return view_seat
 
     # -- moves ---------------------------------------------------------------------------------
 
@@ -330,6 +362,8 @@ class Core:
         seat = move.seat
         if seat >= deal.players:
             cv.seat_from(seat, deal.players, f"{path}.seat")  # raises, naming the field
+        if game.viewer >= 0:
+            game.check_seat(seat, f"{path}.seat")
         text = move.text
         if len(text) > self.limits.card_text:
             raise bad_field(f"{path}.text", f"at most {self.limits.card_text} characters")
@@ -372,15 +406,20 @@ class Core:
         return MoveResult(outcome, True, events, game, index)
 
     def answer(
-        self, result: MoveResult, view_seat: int | None, layout: wire.AnswerLayout, state_token: bytes = b""
+        self,
+        result: MoveResult,
+        view_seat: int | None,
+        layout: wire.AnswerLayout,
+        state_token: bytes = b"",
+        seat_token: bytes = b"",
     ) -> bytes:
         """A judged move's answer, serialized for ``layout``: outcome, events, the table after it,
-        the seat's view and the token given."""
+        the seat's view and the tokens given."""
         game = result.game
         deal = game.deal
         view = b"" if view_seat is None else cv.seat_view(deal, view_seat).SerializeToString()
         writer = game.deal_writer or game.writer()
-        return writer.answer(layout, result, deal, view_seat, view=view, state_token=state_token)
+        return writer.answer(layout, result, deal, view_seat, view=view, state_token=state_token, seat_token=seat_token)
 
     def _other_index(
         self, game: Game, move: pb.Move, index: int, path: str, info: CallInfo, *, apply: bool
@@ -403,7 +442,7 @@ class Core:
                     game.face_up_card,
                     game.face_up_seat,
                 )
-                again.public_id = game.public_id
+                again.public_id, again.viewer = game.public_id, game.viewer
                 scratch = CallInfo()
                 result = self.judge(again, move, path, scratch, apply=True, need_index=True)
                 info.moves.append(("duplicate", ""))
@@ -462,6 +501,7 @@ class Core:
             state_token=self.token(game),
             table=game.table(),
             events=cv.events_to_pb(game.deal.events, rules, view_seat),
+            seat_token=self.seat_token(game, view_seat),
         )
         if view_seat is not None:
             out.view.CopyFrom(cv.seat_view(game.deal, view_seat))
@@ -496,15 +536,18 @@ class Core:
         """ApplyMove's answer, serialized: what the server sends (see :mod:`bigtwo.service.wire`)."""
         self._require(request, "move")
         game = self.load(request.game, "game", info)
-        view_seat = self._view_seat(request, game.ruleset)
+        view_seat = self.view_seat_of(request, game)
         result = self.judge(game, request.move, "move", info, apply=True, need_index=True)
-        return self.answer(result, view_seat, wire.APPLY, self.token(result.game))
+        token = self.token(result.game)
+        seat_token = token if result.game.viewer >= 0 else self.seat_token(result.game, view_seat)
+        return self.answer(result, view_seat, wire.APPLY, token, seat_token)
 
     def legal_moves(self, request: api.LegalMovesRequest, info: CallInfo) -> api.LegalMovesResponse:
         which = request.WhichOneof("source")
         if which == "game":
             game = self.load(request.game, "game", info)
             deal = game.deal
+            game.check_seat(deal.to_act, "game")
             plays = deal.legal_plays()
             return api.LegalMovesResponse(
                 seat=deal.to_act,
@@ -536,6 +579,7 @@ class Core:
 
     def next_hint(self, request: api.NextHintRequest, info: CallInfo) -> api.NextHintResponse:
         game = self.load(request.game, "game", info)
+        game.check_seat(game.deal.to_act, "game")
         after = cv.mask_from(request.after, "after") if request.after.strip() else 0
         cycle = hint_cycle(game.deal)
         out = api.NextHintResponse(cycle_length=len(cycle))
@@ -548,6 +592,7 @@ class Core:
         game = self.load(request.game, "game", info)
         if game.deal.over:
             raise FailedPrecondition("the deal is over: no turn can time out", reason="DEAL_OVER")
+        game.check_seat(game.deal.to_act, "game")
         if request.bot_level:
             # TW: the computer plays the timed-out turn; seed 0, so a game always times out the same way.
             info.bot_level = bot_level_from(request.bot_level, "bot_level")
@@ -567,6 +612,7 @@ class Core:
         deal = game.deal
         if deal.over:
             raise FailedPrecondition("the deal is over: no seat is to act", reason="DEAL_OVER")
+        game.check_seat(deal.to_act, "game")
         budget = None
         if level == "pro" and (request.simulations or request.max_ms):
             budget = Budget()
@@ -599,6 +645,7 @@ class Core:
             game = self.load(request.game, "game", info)
             deal = game.deal
             seat = cv.seat_from(request.seat, deal.players, "seat")
+            game.check_seat(seat, "seat")
             tables = deal.tables
             out.ending_now = cv.seat_view(deal, seat).ending_now
 

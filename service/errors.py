@@ -56,6 +56,13 @@ class FailedPrecondition(ServiceError):
     code = grpc.StatusCode.FAILED_PRECONDITION
 
 
+class PermissionDenied(ServiceError):
+    """The request is well formed, but its state token does not allow it (a seat-bound token
+    acting or asking for another seat)."""
+
+    code = grpc.StatusCode.PERMISSION_DENIED
+
+
 class ResourceExhausted(ServiceError):
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
 

@@ -187,8 +187,7 @@ class StreamSession:
             opening = request.open
             game = core.load(opening.game, "open.game", info)
             self.tokens = opening.state_tokens
-            if opening.HasField("view_seat"):
-                self.view_seat = cv.seat_from(opening.view_seat, game.ruleset.players, "open.view_seat")
+            self.view_seat = core.view_seat_of(opening, game, "open.view_seat")
             if game.deal.moves_made == 0 and opening.game.WhichOneof("game") == "log":
                 info.deals_started += 1
                 if game.deal.over:
@@ -200,7 +199,8 @@ class StreamSession:
                 game.writer().table(game.deal),
                 [wire.event_bytes(event, game.parts, view_seat) for event in game.deal.events],
                 b"" if view_seat is None else cv.seat_view(game.deal, view_seat).SerializeToString(),
-                core.token(game),
+                token := core.token(game),
+                token if game.viewer >= 0 else core.seat_token(game, view_seat),
             )
         raise bad_field("message", "set open or move")
 

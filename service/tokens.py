@@ -134,6 +134,9 @@ class Snapshot(NamedTuple):
     state: DealState
     previous: DealState | PackedState | None = None
     last_move: LastMove | None = None
+    viewer: int = -1
+    """-1: the token is the table host's (any seat may act, any question be asked); a seat: the
+    token is bound to that seat, which alone it acts and asks for (docs/SECURITY.md)."""
     packed: PackedState | None = None
     """``state`` in token form, when it was read from a token (the next token's previous state)."""
 
@@ -263,7 +266,8 @@ def _cache_by_identity() -> Any:
 
 _ruleset_bytes = _cache_by_identity()
 _HEAD_BODY = struct.Struct("<8sBH")
-_IDENTITY = struct.Struct("<BQbb")
+_IDENTITY = struct.Struct("<BQbbb")
+"""Explicit or not, the deal code's seed or the hands' digest, the face-up card and its seat, the viewer."""
 _MOVE = struct.Struct("<BQB")
 
 
@@ -310,7 +314,11 @@ class TokenCodec:
         parts = [
             _ruleset_bytes(snap.ruleset),
             _IDENTITY.pack(
-                1 if snap.identity.explicit else 0, snap.identity.value, snap.face_up_card, snap.face_up_seat
+                1 if snap.identity.explicit else 0,
+                snap.identity.value,
+                snap.face_up_card,
+                snap.face_up_seat,
+                snap.viewer,
             ),
             state := _pack_state(snap.state, players),
         ]
@@ -370,9 +378,11 @@ class TokenCodec:
         end = offset + _HEAD_BODY.size + length
         ruleset = _ruleset_of(bytes(body[offset:end]))
         offset = end
-        explicit, value, face_up_card, face_up_seat = _IDENTITY.unpack_from(body, offset)
+        explicit, value, face_up_card, face_up_seat, viewer = _IDENTITY.unpack_from(body, offset)
         offset += _IDENTITY.size
         players = ruleset.players
+        if not -1 <= viewer < players:
+            raise ValueError("no such viewer seat")
         state_at = offset
         state, offset = _unpack_state(body, offset, players)
         packed = PackedState(body[state_at:offset], players)
@@ -399,6 +409,7 @@ class TokenCodec:
             state,
             previous,
             last_move,
+            viewer,
             packed,
         )
 

@@ -82,12 +82,16 @@ class AnswerLayout(NamedTuple):
     table: bytes
     view: bytes
     state_token: bytes
+    seat_token: bytes
+    """The tag of the seat-bound token, or empty when the message has none (the stream's)."""
 
     @classmethod
     def of(cls, message: Any, envelope: bytes = b"") -> AnswerLayout:
-        index = _tag(message, "index", _VARINT) if "index" in message.DESCRIPTOR.fields_by_name else b""
+        names = message.DESCRIPTOR.fields_by_name
+        index = _tag(message, "index", _VARINT) if "index" in names else b""
         fields = ("outcome", "events", "table", "view", "state_token")
-        return cls(envelope, index, *(_tag(message, name, _LENGTH) for name in fields))
+        seat_token = _tag(message, "seat_token", _LENGTH) if "seat_token" in names else b""
+        return cls(envelope, index, *(_tag(message, name, _LENGTH) for name in fields), seat_token)
 
 
 STREAM = AnswerLayout.of(api.StreamMoveResult, envelope=_tag(api.PlayStreamResponse, "move_result", _LENGTH))
@@ -111,7 +115,8 @@ class JudgedMove(Protocol):
 
 _STREAM_OPENED = _tag(api.PlayStreamResponse, "opened", _LENGTH)
 _OPENED = {
-    name: _tag(api.StreamOpened, name, _LENGTH) for name in ("deal_code", "table", "events", "view", "state_token")
+    name: _tag(api.StreamOpened, name, _LENGTH)
+    for name in ("deal_code", "table", "events", "view", "state_token", "seat_token")
 }
 _TABLE_PLAYED = _tag(pb.TableState, "played", _LENGTH)
 _CARDS_TEXT = _tag(pb.CardSet, "text", _LENGTH)
@@ -306,8 +311,9 @@ class DealWriter:
         *,
         view: bytes = b"",
         state_token: bytes = b"",
+        seat_token: bytes = b"",
     ) -> bytes:
-        """A judged move's answer: outcome, events, the table after it, the seat's view, a token."""
+        """A judged move's answer: outcome, events, the table after it, the seat's view, tokens."""
         # Every part is shorter than 16 KiB, so is their sum (a token is at most 2 KiB, a table
         # and the events of one move a few hundred bytes): their lengths are one- or two-byte varints.
         small = _SMALL_VARINTS
@@ -328,6 +334,8 @@ class DealWriter:
             body += (layout.view, small[len(view)], view)
         if state_token:
             body += (layout.state_token, small[len(state_token)], state_token)
+        if seat_token and layout.seat_token:
+            body += (layout.seat_token, small[len(seat_token)], seat_token)
         answer = b"".join(body)
         return layout.envelope + small[len(answer)] + answer if layout.envelope else answer
 
@@ -390,7 +398,9 @@ def refusal_outcome(refusal: Any) -> bytes:
 # -- answers ---------------------------------------------------------------------------------------
 
 
-def opened_response(deal_code: str, table: bytes, events: list[bytes], view: bytes, state_token: bytes) -> bytes:
+def opened_response(
+    deal_code: str, table: bytes, events: list[bytes], view: bytes, state_token: bytes, seat_token: bytes = b""
+) -> bytes:
     """A ``PlayStreamResponse`` holding a ``StreamOpened``: the stream's first answer."""
     body = [
         delimited(_OPENED["deal_code"], deal_code.encode()) if deal_code else b"",
@@ -400,4 +410,6 @@ def opened_response(deal_code: str, table: bytes, events: list[bytes], view: byt
     if view:
         body.append(delimited(_OPENED["view"], view))
     body.append(delimited(_OPENED["state_token"], state_token))
+    if seat_token:
+        body.append(delimited(_OPENED["seat_token"], seat_token))
     return delimited(_STREAM_OPENED, b"".join(body))

@@ -77,6 +77,7 @@ class Host:
     """The table host: plays one deal through the service and hands each seat its answers."""
 
     def __init__(self, channel: grpc.Channel) -> None:
+        self.channel = channel
         self.unary = {
             name: channel.unary_unary(SERVICE + name, request_serializer=lambda m: m.SerializeToString())
             for name in ("Deal", "ApplyMove")
@@ -215,3 +216,98 @@ def _moves_of(deal: Deal) -> list[str]:
         elif isinstance(event, Passed) and not event.automatic:
             out.append("pass")
     return out
+
+
+def test_a_seat_token_acts_and_asks_for_its_seat_only(host: Host) -> None:
+    """A seat-bound token is safe in the seat's device: whatever it sends with it, the service
+    answers only for that seat (another seat's move, hand or turn is PERMISSION_DENIED)."""
+    rules = Ruleset.from_mapping({"preset": "classic"})
+    code = DealCode(random.Random(11).getrandbits(60))
+    truth = Deal.start(rules, deal_from_code(code, rules))
+    mine = (truth.to_act + 1) % rules.players
+    server_calls = _Calls(host)
+    dealt = server_calls.ok("Deal", api.DealRequest(ruleset=_options(rules), deal_code=str(code), view_seat=mine))
+    seat_token = dealt.seat_token
+    assert seat_token and seat_token != dealt.state_token
+    seat_game = pb.Game(state_token=seat_token)
+    leader = truth.to_act
+    refused = [
+        ("LegalMoves", api.LegalMovesRequest(game=seat_game)),
+        ("NextHint", api.NextHintRequest(game=seat_game)),
+        ("TimeoutMove", api.TimeoutMoveRequest(game=seat_game)),
+        ("BotMove", api.BotMoveRequest(game=seat_game, level="random")),
+        ("NameCards", api.NameCardsRequest(game=seat_game, seat=leader, cards="3D")),
+        ("ValidateMove", api.ValidateMoveRequest(game=seat_game, move=pb.Move(seat=leader, text="3D"))),
+        ("ApplyMove", api.ApplyMoveRequest(game=seat_game, move=pb.Move(index=0, seat=leader, text="3D"))),
+    ]
+    for name, request in refused:
+        assert server_calls.code(name, request) is grpc.StatusCode.PERMISSION_DENIED, name
+    own_view = api.ApplyMoveRequest(game=seat_game, move=pb.Move(index=0, seat=mine, text="pass"), view_seat=leader)
+    assert server_calls.code("ApplyMove", own_view) is grpc.StatusCode.PERMISSION_DENIED, "another seat's view"
+    named = server_calls.ok("NameCards", api.NameCardsRequest(game=seat_game, seat=mine, cards="3D"))
+    assert named.refusal.reason_id == "not-your-turn"
+    # The host plays the leader's move; the seat then acts with a token bound to it.
+    opening = truth.legal_moves()[0]
+    host_answer = server_calls.ok(
+        "ApplyMove",
+        api.ApplyMoveRequest(
+            game=pb.Game(state_token=dealt.state_token),
+            move=pb.Move(index=0, seat=leader, text=str(opening)),
+            view_seat=mine,
+        ),
+    )
+    truth.do(opening)
+    assert truth.to_act == mine and host_answer.seat_token
+    seat_game = pb.Game(state_token=host_answer.seat_token)
+    legal = server_calls.ok("LegalMoves", api.LegalMovesRequest(game=seat_game))
+    assert legal.seat == mine and {p.cards.mask for p in legal.plays} == {p.mask for p in truth.legal_plays()}
+    reply = truth.legal_moves()[0]
+    answer = server_calls.ok(
+        "ApplyMove", api.ApplyMoveRequest(game=seat_game, move=pb.Move(index=1, seat=mine, text=str(reply)))
+    )
+    assert answer.outcome.accepted and answer.view.seat == mine, "a seat token shows its own seat by default"
+    assert answer.seat_token == answer.state_token, "answers to a seat token stay bound to the seat"
+    truth.do(reply)
+    after = pb.Game(state_token=answer.state_token)
+    assert server_calls.code("LegalMoves", api.LegalMovesRequest(game=after)) is grpc.StatusCode.PERMISSION_DENIED
+    stream = host.stream(
+        iter(
+            [
+                api.PlayStreamRequest(open=api.StreamOpen(game=after)),
+                api.PlayStreamRequest(
+                    move=api.StreamMove(move=pb.Move(index=2, seat=truth.to_act, text=str(truth.legal_moves()[0])))
+                ),
+            ]
+        ),
+        timeout=30,
+    )
+    opened = api.PlayStreamResponse.FromString(next(stream)).opened
+    assert opened.view.seat == mine and opened.deal_code == "" and opened.seat_token == opened.state_token
+    with pytest.raises(grpc.RpcError) as caught:
+        next(stream)
+    assert caught.value.code() is grpc.StatusCode.PERMISSION_DENIED
+
+
+class _Calls:
+    """Unary calls through the host's channel, answers parsed."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    def _call(self, name: str, request: Any) -> Any:
+        method = self.host.channel.unary_unary(
+            SERVICE + name,
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=getattr(api, f"{name}Response").FromString,
+        )
+        return method(request, timeout=30)
+
+    def ok(self, name: str, request: Any) -> Any:
+        return self._call(name, request)
+
+    def code(self, name: str, request: Any) -> grpc.StatusCode:
+        try:
+            self._call(name, request)
+        except grpc.RpcError as error:
+            return error.code()  # type: ignore[no-any-return]
+        return grpc.StatusCode.OK

@@ -81,18 +81,20 @@ class DealRequest(_message.Message):
     def __init__(self, ruleset: _Optional[_Union[_types_pb2.Ruleset, _Mapping]] = ..., deal_code: _Optional[str] = ..., explicit_deal: _Optional[_Union[_types_pb2.ExplicitDeal, _Mapping]] = ..., context: _Optional[_Union[_types_pb2.DealContext, _Mapping]] = ..., view_seat: _Optional[int] = ...) -> None: ...
 
 class DealResponse(_message.Message):
-    __slots__ = ("deal_code", "state_token", "table", "events", "view")
+    __slots__ = ("deal_code", "state_token", "table", "events", "view", "seat_token")
     DEAL_CODE_FIELD_NUMBER: _ClassVar[int]
     STATE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     TABLE_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
     deal_code: str
     state_token: bytes
     table: _types_pb2.TableState
     events: _containers.RepeatedCompositeFieldContainer[_types_pb2.Event]
     view: _types_pb2.SeatView
-    def __init__(self, deal_code: _Optional[str] = ..., state_token: _Optional[bytes] = ..., table: _Optional[_Union[_types_pb2.TableState, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., view: _Optional[_Union[_types_pb2.SeatView, _Mapping]] = ...) -> None: ...
+    seat_token: bytes
+    def __init__(self, deal_code: _Optional[str] = ..., state_token: _Optional[bytes] = ..., table: _Optional[_Union[_types_pb2.TableState, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., view: _Optional[_Union[_types_pb2.SeatView, _Mapping]] = ..., seat_token: _Optional[bytes] = ...) -> None: ...
 
 class ValidateMoveRequest(_message.Message):
     __slots__ = ("game", "move")
@@ -119,18 +121,20 @@ class ApplyMoveRequest(_message.Message):
     def __init__(self, game: _Optional[_Union[_types_pb2.Game, _Mapping]] = ..., move: _Optional[_Union[_types_pb2.Move, _Mapping]] = ..., view_seat: _Optional[int] = ...) -> None: ...
 
 class ApplyMoveResponse(_message.Message):
-    __slots__ = ("outcome", "events", "state_token", "table", "view")
+    __slots__ = ("outcome", "events", "state_token", "table", "view", "seat_token")
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     STATE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     TABLE_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
     outcome: _types_pb2.MoveOutcome
     events: _containers.RepeatedCompositeFieldContainer[_types_pb2.Event]
     state_token: bytes
     table: _types_pb2.TableState
     view: _types_pb2.SeatView
-    def __init__(self, outcome: _Optional[_Union[_types_pb2.MoveOutcome, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., state_token: _Optional[bytes] = ..., table: _Optional[_Union[_types_pb2.TableState, _Mapping]] = ..., view: _Optional[_Union[_types_pb2.SeatView, _Mapping]] = ...) -> None: ...
+    seat_token: bytes
+    def __init__(self, outcome: _Optional[_Union[_types_pb2.MoveOutcome, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., state_token: _Optional[bytes] = ..., table: _Optional[_Union[_types_pb2.TableState, _Mapping]] = ..., view: _Optional[_Union[_types_pb2.SeatView, _Mapping]] = ..., seat_token: _Optional[bytes] = ...) -> None: ...
 
 class HandPosition(_message.Message):
     __slots__ = ("ruleset", "hand", "table")
@@ -339,18 +343,20 @@ class PlayStreamRequest(_message.Message):
     def __init__(self, open: _Optional[_Union[StreamOpen, _Mapping]] = ..., move: _Optional[_Union[StreamMove, _Mapping]] = ...) -> None: ...
 
 class StreamOpened(_message.Message):
-    __slots__ = ("deal_code", "table", "events", "view", "state_token")
+    __slots__ = ("deal_code", "table", "events", "view", "state_token", "seat_token")
     DEAL_CODE_FIELD_NUMBER: _ClassVar[int]
     TABLE_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
     STATE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
     deal_code: str
     table: _types_pb2.TableState
     events: _containers.RepeatedCompositeFieldContainer[_types_pb2.Event]
     view: _types_pb2.SeatView
     state_token: bytes
-    def __init__(self, deal_code: _Optional[str] = ..., table: _Optional[_Union[_types_pb2.TableState, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., view: _Optional[_Union[_types_pb2.SeatView, _Mapping]] = ..., state_token: _Optional[bytes] = ...) -> None: ...
+    seat_token: bytes
+    def __init__(self, deal_code: _Optional[str] = ..., table: _Optional[_Union[_types_pb2.TableState, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., view: _Optional[_Union[_types_pb2.SeatView, _Mapping]] = ..., state_token: _Optional[bytes] = ..., seat_token: _Optional[bytes] = ...) -> None: ...
 
 class StreamMoveResult(_message.Message):
     __slots__ = ("index", "outcome", "events", "table", "view", "state_token")
