@@ -143,7 +143,10 @@ class TableView:
     scores: tuple[int, ...]
     deal_number: int
     deal_id: str
+    """The deal's opaque name (nothing about the cards follows from it)."""
     ruleset_fingerprint: str
+    deal_code: str = ""
+    """The deal code once the deal is over (empty while it is in play)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +191,8 @@ class Dealt:
     table: TableView
     events: tuple[Event, ...]
     view: SeatHand | None
+    seat_token: bytes = b""
+    """With a view: a state token bound to that seat, safe to hand to its device (docs/SECURITY.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +205,8 @@ class MoveResult:
     game: GameRef
     table: TableView
     view: SeatHand | None
+    seat_token: bytes = b""
+    """With a view: a state token bound to that seat, safe to hand to its device (docs/SECURITY.md)."""
 
     @property
     def accepted(self) -> bool:
@@ -533,6 +540,7 @@ def _table(message: pb.TableState) -> TableView:
         deal_number=message.deal_number,
         deal_id=message.deal_id,
         ruleset_fingerprint=message.ruleset_fingerprint,
+        deal_code=message.deal_code,
     )
 
 
@@ -673,6 +681,7 @@ class _Calls:
             _table(response.table),
             _events(response.events, ruleset),
             _view(response.view, response.HasField("view")),
+            response.seat_token,
         )
 
     @staticmethod
@@ -702,6 +711,7 @@ class _Calls:
             game,
             _table(response.table),
             _view(response.view, has_view),
+            getattr(response, "seat_token", b""),
         )
 
     @staticmethod
@@ -1145,6 +1155,7 @@ class PlayStream:
             _table(response.table),
             _events(response.events, self.game.ruleset),
             _view(response.view, response.HasField("view")),
+            response.seat_token,
         )
         self.opened = dealt
         return dealt
@@ -1403,6 +1414,7 @@ class AsyncPlayStream:
             _table(response.table),
             _events(response.events, self.game.ruleset),
             _view(response.view, response.HasField("view")),
+            response.seat_token,
         )
         return self.opened
 
