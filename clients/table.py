@@ -17,13 +17,21 @@ match totals (SettleMatch), and writes the replay file (:mod:`bigtwo.client.repl
         table.write_replay("match.toml")
 
 Bots: a bot seat asks the service for its move (the BotMove RPC), which decides from that seat's
-view only; the seat's seed gives each of its turns a seed in turn, so a table replays the same way.
+view only; each turn's seed is drawn from the seat's seed and the turn's place in the match (deal
+number, moves made, attempt), so a table replays the same way, and so does a match resumed from
+its replay file (:meth:`Table.restore`).
 ``bot_seat(level, local=True)`` runs :mod:`bigtwo.engine.bots` here instead, on the seat's
 :class:`~bigtwo.engine.Observation` from the local mirror of the deal (the
 :class:`~bigtwo.client.replay.ReplayWriter`'s engine, fed the moves the service accepted). Either
 way the service stays the judge of every move, and a mirror that disagrees with it stops the table
 (:class:`TableMismatch`). ``timeout_bot`` (TW) has a bot play a timed-out turn instead of the rules'
 timeout move.
+
+No match is lost: the table's state is the replay writer's (local) plus the service's answers, so
+:meth:`Table.write_replay` writes an unfinished match at any point (a lost server, Ctrl-C, quit),
+and :meth:`Table.restore` takes such a file back (every deal asked of the service again with
+ReplayLog) and goes on. A deal whose last move was accepted but whose settlement could not be asked
+is settled by :meth:`Table.settle` (or the next :meth:`Table.start_deal`).
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ from bigtwo.engine import (
 
 from .client import BigTwoClient, Dealt, GameRef, MatchStanding, MoveResult, PlayStream, RefusalInfo, TableView
 from .replay import GameLog, ReplayWriter, SeatInfo, dumps, write_replay
+from .replay.names import seat_ref
 
 MAX_REFUSALS_PER_TURN = 50
 """A source refused this many times in one turn gets the timeout move instead."""
@@ -97,23 +106,30 @@ class Seat:
         return SeatInfo(self.name, self.kind, self.level)
 
 
+def turn_rng(seed: int, turn: Turn) -> random.Random:
+    """The random source of one turn: a function of the seat's seed and where the turn is (seat,
+    deal number, moves made, attempt), not of the turns before it, so a match resumed from its
+    file makes the same choices as one that never stopped."""
+    context = turn.game.context
+    return random.Random(f"bigtwo-bot/{seed}/{turn.seat}/{context.deal_number}/{turn.game.moves_made}/{turn.attempt}")
+
+
 def bot_seat(level: str, *, name: str = "", seed: int = 0, local: bool = False) -> Seat:
     """A bot at a level (``random``, ``beginner``, ``good``, ``great``, ``pro``); deterministic
-    for a seed. Its moves come from the service's BotMove RPC (one seed a turn, drawn from
-    ``seed``), or with ``local`` from :mod:`bigtwo.engine.bots` run here."""
-    rng = random.Random(seed)
+    for a seed. Its moves come from the service's BotMove RPC (each turn's seed from
+    :func:`turn_rng`), or with ``local`` from :mod:`bigtwo.engine.bots` run here."""
     if local:
         from bigtwo.engine.bots import bot_for
 
         bot = bot_for(level)
 
         def choose_here(turn: Turn) -> Move:
-            return bot.choose(turn.observation, turn.ruleset, rng)
+            return bot.choose(turn.observation, turn.ruleset, turn_rng(seed, turn))
 
         return Seat(name or f"{level} bot", choose_here, "bot", level)
 
     def choose(turn: Turn) -> Move:
-        return turn.client.bot_move(turn.game, level, seed=rng.getrandbits(63)).move
+        return turn.client.bot_move(turn.game, level, seed=turn_rng(seed, turn).getrandbits(63)).move
 
     return Seat(name or f"{level} bot", choose, "bot", level)
 
@@ -156,6 +172,8 @@ class _Current:
     game: GameRef
     table: TableView
     stream: PlayStream | None = None
+    settled: bool = False
+    """The deal is over and its settlement and the standing after it are in ``Table.deals``."""
 
 
 @dataclass
@@ -210,10 +228,73 @@ class Table:
     def observation(self, seat: int) -> Observation:
         return observe(self.writer.deal, seat)
 
+    @property
+    def unsettled(self) -> bool:
+        """The current deal is over but its settlement was not asked yet (the service was lost
+        in between): :meth:`settle` asks it."""
+        return self.current is not None and self.current.table.over and not self.current.settled
+
+    @property
+    def in_deal(self) -> bool:
+        """A deal is in play (started, not over)."""
+        return self.current is not None and not self.current.table.over
+
+    def settle(self) -> DealOutcome:
+        """Ask the settlement of the current deal, over but not settled yet (see :attr:`unsettled`)."""
+        if not self.unsettled:
+            raise ValueError("no deal waits for its settlement")
+        self._finish()
+        return self.deals[-1]
+
+    def restore(self, log: GameLog) -> None:
+        """Take back a match from its replay log (unfinished or not), before the first deal: the
+        writer replays every action through the engine (:meth:`ReplayWriter.from_log`), the
+        service replays each deal's moves (ReplayLog: the game and its token again), finished
+        deals are settled again, and the table goes on where the log stops. Raises
+        :class:`ValueError` for a log of other rules or seats, :class:`TableMismatch` when the
+        service does not accept the moves the log holds."""
+        if self.current is not None or self.deals:
+            raise ValueError("restore a match into a table before its first deal")
+        if log.ruleset != self.ruleset or log.ruleset.fingerprint != self.ruleset.fingerprint:
+            raise ValueError(
+                f"the log's rules ({log.ruleset.fingerprint}) are not this table's ({self.ruleset.fingerprint})"
+            )
+        if len(log.seats) != len(self.seats):
+            raise ValueError(f"the log seats {len(log.seats)} players; this table {len(self.seats)}")
+        writer = ReplayWriter.from_log(log)
+        for record in writer.deals:
+            moves = tuple(a.move_text for a in record.actions if a.is_move and not a.auto and not a.refused)
+            game = GameRef(
+                self.ruleset,
+                deal_code=record.code,
+                hands=() if record.code else record.hands,
+                context=self.next_context(),
+                moves=moves,
+            )
+            replayed = self.client.replay_log(game)
+            if replayed.refused or replayed.moves_applied != len(moves):
+                why = replayed.refusal.message if replayed.refusal is not None else "it stopped early"
+                raise TableMismatch(
+                    f"deal {record.number}: the service refused move {replayed.refused_at + 1} of the log: {why}"
+                )
+            if replayed.table.over != (record.result is not None):
+                raise TableMismatch(f"deal {record.number}: the service and the log disagree on whether it is over")
+            dealt = Dealt(replayed.game, record.code, replayed.table, replayed.events, None)
+            self.current = _Current(dealt, replayed.game, replayed.table)
+            if replayed.table.over:
+                self._finish()
+            elif self.use_stream:
+                self.current.stream = self.client.play_stream(replayed.game)
+        self.writer = writer
+
     # -- a deal ------------------------------------------------------------------------------------
 
     def start_deal(self, deal_code: str | None = None, hands: Sequence[str] | None = None) -> Dealt:
         """Deal the next deal of the match (fresh cards when neither a code nor hands are given)."""
+        if self.unsettled:
+            self._finish()
+        if self.in_deal:
+            raise ValueError("the current deal is not over yet")
         if self.over:
             raise ValueError("the match is over")
         context = self.next_context()
@@ -286,7 +367,7 @@ class Table:
                 self.writer.play_text(seat, result.game.moves[-1], timeout=timeout, comment=comment)
             except Refusal as refusal:
                 raise TableMismatch(
-                    f"the service accepted {move_text!r} for seat {seat}; the mirror refused: {refusal}"
+                    f"the service accepted {move_text!r} for {seat_ref(seat)}; the mirror refused: {refusal}"
                 ) from None
             current.game, current.table = result.game, result.table
             if self.on_move is not None:
@@ -299,7 +380,7 @@ class Table:
             except (Refusal, BadCardError):
                 pass  # recorded as a refused attempt
             else:
-                raise TableMismatch(f"the service refused {move_text!r} for seat {seat}; the mirror accepted it")
+                raise TableMismatch(f"the service refused {move_text!r} for {seat_ref(seat)}; the mirror accepted it")
         return result
 
     def _finish(self) -> None:
@@ -323,6 +404,7 @@ class Table:
         self.deals.append(
             DealOutcome(number, current.dealt.deal_code, settlement, self.standing, current.game.moves, current.table)
         )
+        current.settled = True
 
     def _records(self) -> list[DealRecord]:
         return [
@@ -393,4 +475,5 @@ __all__ = [
     "hint_seat",
     "script_seat",
     "seats_from",
+    "turn_rng",
 ]

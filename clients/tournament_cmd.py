@@ -35,6 +35,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bigtwo.engine import Deal, DealCode, Ruleset, deal_from_code, observe
@@ -288,7 +289,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     parser.add_argument("--pairs", action="store_true", help="with --json, add paired differences under 'pairs'")
     parser.add_argument(
-        "--plot", default=None, metavar="PNG", help="write a bar chart (default tournament-<preset>.png)"
+        "--plot",
+        default=None,
+        metavar="PNG",
+        help="write the bar chart to PNG (default ./tournament-<preset>.png; its path is printed)",
     )
     parser.add_argument("--no-plot", action="store_true", help="write no plot")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -353,10 +357,13 @@ def run_command(args: argparse.Namespace) -> int:
             result = run_tournament(
                 ruleset, levels, args.deals, args.seed, args.jobs, budget, progress=lambda n: bar.advance(task, n)
             )
-    if not args.no_plot:
-        plot(result, args.plot or f"tournament-{ruleset.preset}.png")
+    chart = None if args.no_plot else Path(args.plot or f"tournament-{ruleset.preset}.png")
+    if chart is not None:
+        plot(result, str(chart))
     if args.json:
         print(json.dumps(result.to_json(pairs=args.pairs)))
     else:
         _table(result)
+    if chart is not None:  # every file written is named; on stderr with --json (stdout is one JSON object)
+        print(f"Chart written to {chart.resolve()}", file=sys.stderr if args.json else sys.stdout)
     return 0

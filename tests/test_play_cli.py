@@ -80,7 +80,7 @@ def test_a_whole_deal_to_its_settlement_with_its_own_server(tmp_path: Path) -> N
     child.close()
     assert child.exitstatus == 0 and turns >= 3
     screen = (tmp_path / "terminal.log").read_text()
-    for shown in ("seat 0 You", "← to act", "On the table", "Your hand (rank)", "ending now", "penalty"):
+    for shown in ("p1 You", "← to act", "On the table", "Your hand (rank)", "ending now", "penalty"):
         assert shown in screen
     log = read_replay(replay)
     assert audit_log(log).kind.value == "valid" and log.deals[0].code == CODE and log.deals[0].result is not None

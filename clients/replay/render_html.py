@@ -4,6 +4,10 @@ that steps through the game: every seat's hand drawn as inline SVG cards, the ta
 trick, refusals, and the scores as they change. Navigation: buttons, the arrow keys (←/→ a step,
 ↑/↓ a trick) and the URL hash ``#step=N``, so a link (or a headless browser) can open any step.
 
+Seats are shown as ``p2 name`` (the file's own numbering), so two seats of the same name are told
+apart. The last step shows the match result (``<div id="match-result">``: over, or how far an
+unfinished match got); the settlement card has a legend of its columns.
+
 The page writes any script error into ``<pre id="errors">`` and marks ``<body data-ready="1"
 data-step="N">`` once a step is drawn, which is what the headless Chromium test reads.
 """
@@ -18,6 +22,12 @@ from bigtwo.engine import cards_of, mask_text
 
 from .audit import AuditVerdict
 from .format import GameLog
+from .names import how_to_win, seat_label
+
+SETTLEMENT_LEGEND = (
+    "left: cards left · rate: points per card at that count · ×: multiplier (doubles per 2 held under "
+    "twos-double) · penalty: left × rate × multiplier · score: the deal's score"
+)
 
 _CSS = """
 :root { --felt:#0f5132; --felt2:#14663f; --ink:#f5f5f0; --muted:#b9d3c4; --red:#c62828; --black:#1b1b1b; }
@@ -54,6 +64,9 @@ aside td:first-child, aside th:first-child { text-align:left; }
 #settlement { margin-top:12px; }
 svg.card { width:44px; height:62px; flex:none; }
 pre#errors { color:#ffab91; margin:0 16px; white-space:pre-wrap; }
+#match-result { margin-top:10px; padding:8px 12px; border-radius:8px; background:#ffd54f; color:#0b3d26; font-weight:700; }
+#match-result.unfinished { background:#ffcc80; }
+.legend { color:var(--muted); font-size:12px; margin-top:6px; }
 .red { color:#ef9a9a; }
 """
 
@@ -103,7 +116,7 @@ _JS = r"""
       if (!st.over && st.to_act === s) box.className += " to-act";
       if (st.over && st.winner === s) box.className += " winner";
       var name = document.createElement("div"); name.className = "name";
-      name.textContent = ("p" + (s + 1) === seatName(s) ? seatName(s) : "p" + (s + 1) + " " + seatName(s)) + (st.empty.indexOf(s) >= 0 ? " (left)" : "");
+      name.textContent = seatName(s) + (st.empty.indexOf(s) >= 0 ? " (left)" : "");
       var count = document.createElement("span"); count.className = "count";
       count.textContent = st.hands[s].length + " cards \u00b7 total " + st.totals[s];
       name.appendChild(count); box.appendChild(name);
@@ -145,6 +158,7 @@ _JS = r"""
       });
       settle.appendChild(table);
     }
+    el("match-result").hidden = n !== steps.length - 1;
     document.body.setAttribute("data-step", String(n));
     document.body.setAttribute("data-ready", "1");
     if (location.hash !== "#step=" + n) { history.replaceState(null, "", "#step=" + n); }
@@ -215,14 +229,41 @@ def _page_data(log: GameLog, verdict: AuditVerdict) -> dict[str, Any]:
             continue
         rows = []
         for line in record.result.seats:
-            name = log.seat_name(line.seat)
+            name = seat_label(line.seat, log.seat_name(line.seat))
             if line.seat == record.result.winner:
                 rows.append([name + " \u2605", line.cards_left, "", "", "wins", line.score])
             else:
                 mult = f"\u00d7{line.multiplier}" if line.multiplier != 1 else ""
                 rows.append([name, line.cards_left, line.rate, mult, line.penalty, line.score])
         settlements[str(record.number)] = rows
-    return {"seats": [seat.name for seat in log.seats], "steps": steps, "settlements": settlements}
+    labels = [seat_label(seat, info.name) for seat, info in enumerate(log.seats)]
+    return {"seats": labels, "steps": steps, "settlements": settlements}
+
+
+def match_result_text(log: GameLog) -> tuple[str, bool]:
+    """The banner of the page's last step, and whether the match is over."""
+    result = log.result
+
+    def names(seats: tuple[int, ...]) -> str:
+        return ", ".join(seat_label(seat, log.seat_name(seat)) for seat in seats)
+
+    unfinished = next((d.number for d in log.deals if d.result is None), None)
+    tail = f"; deal {unfinished} unfinished (bigtwo play --resume FILE goes on with it)" if unfinished else ""
+    if result is None:
+        return "Match not over: no deal finished yet" + tail, False
+    totals = ", ".join(f"p{seat + 1} {total}" for seat, total in enumerate(result.totals))
+    rule = how_to_win(log.ruleset)
+    if result.over:
+        return (
+            f"Match over after {result.deals} deal(s) \u00b7 winner: {names(result.winners)} \u00b7 totals {totals} "
+            f"({rule})",
+            True,
+        )
+    return (
+        f"Match not over: {result.deals} deal(s) finished{tail} \u00b7 leading: {names(result.winners)} "
+        f"\u00b7 totals {totals} ({rule})",
+        False,
+    )
 
 
 def render_html(log: GameLog, verdict: AuditVerdict, *, title: str = "Big Two replay") -> str:
@@ -230,6 +271,7 @@ def render_html(log: GameLog, verdict: AuditVerdict, *, title: str = "Big Two re
     data = json.dumps(_page_data(log, verdict), ensure_ascii=True, sort_keys=True, separators=(",", ":"))
     data = data.replace("</", "<\\/")  # never close the script element early
     ok = verdict.ok
+    banner, over = match_result_text(log)
     meta = (
         f"{log.ruleset.preset} \u00b7 {log.players} players \u00b7 rules {log.ruleset.fingerprint} \u00b7 "
         f"{len(log.deals)} deal(s) \u00b7 {verdict.signature.value}"
@@ -263,12 +305,14 @@ def render_html(log: GameLog, verdict: AuditVerdict, *, title: str = "Big Two re
 <main>
 <section>
 <div class="table"><h2>Table</h2><div id="table-cards"></div><div id="table-name"></div><div id="trick"></div><div id="note"></div></div>
+<div id="match-result" class="{"over" if over else "unfinished"}" hidden>{html.escape(banner)}</div>
 <div id="seats" class="seats" style="margin-top:12px"></div>
 </section>
 <aside>
 <h2>Scores</h2>
 <table><thead><tr><th>seat</th><th>cards</th><th>deal</th><th>total</th></tr></thead><tbody id="totals-body"></tbody></table>
 <div id="settlement"></div>
+<p class="legend">Settlement card: {html.escape(SETTLEMENT_LEGEND)}</p>
 </aside>
 </main>
 <script id="replay-data" type="application/json">{data}</script>

@@ -1,6 +1,8 @@
 """``bigtwo replay FILE``: a replay in the terminal, trick by trick, cards in colour, refusals, the
 settlement card of every deal (each loser's cards left, rate, penalty; the winner's total) and the
 match totals. Built from :func:`audit_log`'s per-step views, so what is shown is what the engine did.
+Seats are shown as ``p2 name`` (:func:`~bigtwo.client.replay.names.seat_label`), the numbering of
+the file itself; an attempt refused for holding no card shows what was typed.
 """
 
 from __future__ import annotations
@@ -12,7 +14,13 @@ from rich.table import Table
 from rich.text import Text
 
 from .audit import AuditVerdict, StepView
-from .format import ActionKind, DealLog, GameLog, parse_action
+from .format import Action, ActionKind, DealLog, GameLog, parse_action
+from .names import seat_label
+
+SETTLEMENT_LEGEND = (
+    "cards left × rate (points per card at that count) × the multiplier (doubles per 2 held under "
+    "twos-double) = penalty; score: the deal's score"
+)
 
 _RED = frozenset("DH")
 
@@ -42,7 +50,17 @@ def _parse(text: str) -> tuple[Card, ...]:
 
 
 def _who(log: GameLog, seat: int) -> str:
-    return f"p{seat + 1} {log.seat_name(seat)}" if log.seat_name(seat) != f"p{seat + 1}" else f"p{seat + 1}"
+    return seat_label(seat, log.seat_name(seat))
+
+
+def _attempt(action: Action) -> Text:
+    """What a refused attempt held: its cards, or the text typed when it holds no card."""
+    if action.kind is ActionKind.PASS:
+        return Text("pass")
+    typed = " ".join(action.cards)
+    if action.cards and len(_parse(typed)) == len(action.cards):
+        return cards_text(typed)
+    return Text(f"“{typed}”" if typed else "nothing", style="italic")
 
 
 def _verdict_text(verdict: AuditVerdict) -> Text:
@@ -70,11 +88,11 @@ def _deal_panel(log: GameLog, record: DealLog, steps: list[StepView]) -> Panel:
     for step in steps[1:]:
         if step.actor < 0:
             continue
-        who = log.seat_name(step.actor)
+        who = _who(log, step.actor)
         action = parse_action(step.text, log.players)
         if step.refused:
             note = Text(f"    ✘ {who} tried ", style="yellow")
-            note.append_text(Text("pass") if action.kind is ActionKind.PASS else cards_text(" ".join(action.cards)))
+            note.append_text(_attempt(action))
             note.append(f": refused {step.refused} — {step.message}", style="yellow")
             parts.append(note)
             continue
@@ -97,10 +115,16 @@ def _deal_panel(log: GameLog, record: DealLog, steps: list[StepView]) -> Panel:
         if action.comment:
             trick_line.append(f" ({action.comment})", style="italic dim")
         if any(isinstance(e, TrickEnded) for e in step.events):
-            trick_line.append(f"  → {log.seat_name(step.table_seat)}", style="green")
+            trick_line.append(f"  → {_who(log, step.table_seat)}", style="green")
     if record.result is not None:
         result = record.result
-        card = Table(title=f"Settlement · deal {record.number}", title_style="bold", show_edge=True)
+        card = Table(
+            title=f"Settlement · deal {record.number}",
+            title_style="bold",
+            show_edge=True,
+            caption=SETTLEMENT_LEGEND,
+            caption_style="dim",
+        )
         for column in ("seat", "cards left", "rate", "×", "penalty", "score"):
             card.add_column(column, justify="left" if column == "seat" else "right")
         for line in result.seats:
@@ -126,7 +150,7 @@ def _deal_panel(log: GameLog, record: DealLog, steps: list[StepView]) -> Panel:
         collected = sum(line.penalty for line in result.seats)
         parts.append(card)
         parts.append(
-            Text(f"  {log.seat_name(result.winner)} wins the deal; losers' penalties total {collected}", style="green")
+            Text(f"  {_who(log, result.winner)} wins the deal; losers' penalties total {collected}", style="green")
         )
     else:
         parts.append(Text("  (deal unfinished)", style="yellow"))
@@ -170,7 +194,7 @@ def render(log: GameLog, verdict: AuditVerdict, console: Console) -> None:
             )
         console.print(totals)
         state = "over" if log.result.over else "not over"
-        names = ", ".join(log.seat_name(s) for s in log.result.winners)
+        names = ", ".join(_who(log, s) for s in log.result.winners)
         console.print(
             Text(
                 f"Match {state} after {log.result.deals} deal(s); "
@@ -178,4 +202,6 @@ def render(log: GameLog, verdict: AuditVerdict, console: Console) -> None:
                 style="bold",
             )
         )
+    elif log.deals:
+        console.print(Text("Match not over: no deal finished yet", style="bold"))
     console.print(_verdict_text(verdict))

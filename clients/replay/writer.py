@@ -4,6 +4,12 @@
 with their reason, auto-passes are added), note seats that are left or taken over, and ask for the
 sealed (and optionally signed) :class:`GameLog`. :func:`game_log_from_deals` turns already played
 engine :class:`Deal` objects into a log. Pure: no I/O.
+
+A replay file can hold an unfinished match: deals without a ``[deals.result]`` (the last one may
+stop in the middle) and a ``[result]`` with ``over = false``. :meth:`ReplayWriter.from_log` reads
+such a log back into a writer, action by action through the engine, so a match stopped by a lost
+server, Ctrl-C or ``quit`` goes on from its file (``bigtwo play --resume FILE``) and the file it
+ends in is the one an uninterrupted match would have written.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from .format import (
     SeatInfo,
     seal,
 )
+from .names import seat_ref as _seat_ref
 
 
 def actions_from_events(events: Sequence[Event]) -> list[Action]:
@@ -65,7 +72,7 @@ def _match_result(match: Match) -> MatchResult:
 
 
 def _default_seats(players: int) -> tuple[SeatInfo, ...]:
-    return tuple(SeatInfo(f"p{seat + 1}") for seat in range(players))
+    return tuple(SeatInfo(_seat_ref(seat)) for seat in range(players))
 
 
 @dataclass
@@ -111,6 +118,63 @@ class ReplayWriter:
         self.comment = comment
         self.match = Match(ruleset)
         self._deals: list[_OpenDeal] = []
+
+    @classmethod
+    def from_log(cls, log: GameLog) -> ReplayWriter:
+        """A writer holding everything ``log`` records (seats, deals, every action, refused
+        attempts included), ready to go on where it stops. Each action is done again through the
+        engine, and the deals it gives must be the file's own: :class:`ValueError` names the first
+        action that does not fit (an auto-pass the rules would not make, a refusal they would not
+        give, a result that differs)."""
+        writer = cls(log.ruleset, log.seats, comment=log.comment)
+        for record in log.deals:
+            where = f"deal {record.number}"
+            if writer._deals and not writer.deal.over:
+                raise ValueError(f"{where} follows an unfinished deal")
+            context = writer.match.next_context()
+            if record.number != context.deal_number or record.previous_winner != context.previous_winner:
+                raise ValueError(f"{where} is not the match's deal {context.deal_number} (number or previous winner)")
+            if record.code:
+                writer.start_deal(record.code, comment=record.comment)
+                if record.hands and writer._deals[-1].hands != record.hands:
+                    raise ValueError(f"{where}: the hands written differ from the ones its code deals")
+            else:
+                writer.start_deal(hands=record.hands, comment=record.comment)
+            for action in record.actions:
+                writer._redo(action, where)
+            written = writer._deals[-1].log()
+            if written.actions != record.actions:
+                raise ValueError(f"{where}: the engine's auto-passes differ from the file's")
+            if written.result != record.result:
+                raise ValueError(f"{where}: the result written differs from the one the moves give")
+        return writer
+
+    def _redo(self, action: Action, where: str) -> None:
+        """Do one action of a log again (an auto-pass is the engine's own and comes by itself)."""
+        seat = f"{where}: {_seat_ref(action.seat)}'s {action.text()!r}"
+        if action.kind is ActionKind.LEAVE:
+            self.leave(action.seat, comment=action.comment)
+        elif action.kind is ActionKind.TAKE:
+            assert action.taker is not None
+            self.take(action.seat, action.taker, comment=action.comment)
+        elif action.auto:
+            return
+        elif action.refused:
+            try:
+                self.play_text(action.seat, action.move_text, timeout=action.timeout, comment=action.comment)
+            except (Refusal, BadCardError):
+                return
+            raise ValueError(f"{seat} is written as refused, yet the rules allow it")
+        else:
+            try:
+                self.play_text(action.seat, action.move_text, timeout=action.timeout, comment=action.comment)
+            except (Refusal, BadCardError) as exc:
+                raise ValueError(f"{seat} is refused by the rules: {exc}") from None
+
+    @property
+    def deals(self) -> tuple[DealLog, ...]:
+        """Every deal started so far, as the log records it (the last may be unfinished)."""
+        return tuple(open_deal.log() for open_deal in self._deals)
 
     @property
     def deal(self) -> Deal:
