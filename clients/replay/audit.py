@@ -52,6 +52,7 @@ from bigtwo.engine import (
 from bigtwo.engine.cards import parse_cards
 
 from .format import (
+    DEFAULT_LIMITS,
     SIGNATURE_SCHEME,
     Action,
     ActionKind,
@@ -62,6 +63,7 @@ from .format import (
     loads,
     signature_for,
 )
+from .limits import ReplayLimits
 
 
 class VerdictKind(StrEnum):
@@ -681,10 +683,12 @@ def audit_text(
     *,
     views: bool = False,
     require_signature: bool = False,
+    limits: ReplayLimits = DEFAULT_LIMITS,
 ) -> AuditVerdict:
-    """Parse and audit a replay file's text; a file that does not parse is ``FORMAT_ERROR``."""
+    """Parse (within ``limits``) and audit a replay file's text; a file that does not parse is
+    ``FORMAT_ERROR``."""
     try:
-        log = loads(text)
+        log = loads(text, limits)
     except ReplayFormatError as exc:
         problem = Problem(VerdictKind.FORMAT_ERROR, exc.message, line=exc.line)
         return AuditVerdict(VerdictKind.FORMAT_ERROR, (problem,), SignatureStatus.UNSIGNED, (), (), 0, 0, ())

@@ -24,6 +24,8 @@ signature is ``hmac-sha256:`` + HMAC-SHA256(key, ``"bigtwo-replay/1 seal " + hea
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import hmac
 import json
@@ -35,8 +37,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from bigtwo.engine import ALL_CARDS, BadCardError, Card, Reason, Ruleset, RulesetError, SeatSettlement
-from bigtwo.engine.cards import split_card_text
+from bigtwo.engine import ALL_CARDS, BadCardError, Card, Reason, Ruleset, RulesetError, SeatSettlement, Suit
+
+from .limits import ReplayLimits
 
 FORMAT_VERSION = "bigtwo-replay/1"
 SIGNATURE_SCHEME = "hmac-sha256"
@@ -47,6 +50,8 @@ HEADER_COMMENT = (
 )
 _REASONS = frozenset(reason.value for reason in Reason)
 _ACTION_TAGS = ("auto", "timeout", "refused")
+DEFAULT_LIMITS = ReplayLimits()
+"""The limits :func:`loads` and :func:`read_replay` check when given none."""
 
 
 class ReplayFormatError(ValueError):
@@ -139,6 +144,35 @@ class Action:
 
     def __str__(self) -> str:
         return self.text()
+
+
+class _LineCopy:
+    """An :class:`Action`'s twin without ``frozen``: the same slots, filled by plain assignments,
+    then given the class :class:`Action`. Reading a file makes one action a line from the few
+    hundred different texts a match has; the frozen dataclass's ``__init__`` (one
+    ``object.__setattr__`` a field) costs three times as much, and was most of the time a large
+    file took to read. The result is an ordinary, equal and immutable :class:`Action`."""
+
+    __slots__ = Action.__slots__
+
+    def __init__(self, action: Action, line: int) -> None:
+        self.seat = action.seat
+        self.kind = action.kind
+        self.cards = action.cards
+        self.auto = action.auto
+        self.timeout = action.timeout
+        self.refused = action.refused
+        self.comment = action.comment
+        self.taker = action.taker
+        self.line = line
+        self.canonical = action.canonical
+
+
+def _at_line(action: Action, line: int) -> Action:
+    """``action`` as read on ``line`` (``dataclasses.replace(action, line=line)``, but cheap)."""
+    copy: Any = _LineCopy(action, line)
+    copy.__class__ = Action
+    return copy  # type: ignore[no-any-return]
 
 
 SeatResult = SeatSettlement
@@ -349,6 +383,173 @@ def dumps(log: GameLog) -> str:
     return "\n".join(lines) + "\n"
 
 
+# -- checking a text against the limits before it is parsed ---------------------------------------
+
+_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+"""Characters TOML allows nowhere, not even in a string or a comment (tab is allowed; a carriage
+return only before a line feed)."""
+_CONTROL_BYTES = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+"""The same control characters as UTF-8 bytes (which stand only for themselves in UTF-8): deleting
+them from the encoded text finds whether there is one several times faster than the pattern."""
+
+
+@functools.lru_cache(maxsize=8)
+def _long_line(chars: int) -> re.Pattern[str]:
+    """A line of more than ``chars`` characters: tried only at line starts, so linear in the text."""
+    return re.compile(rf"^[^\n]{{{chars + 1}}}", re.M)
+
+
+def _line_at(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _checked_text(text: str, limits: ReplayLimits) -> str:
+    """``text`` without a leading byte-order mark, once its size and characters are within
+    ``limits``: everything here is one pass of C code over the text, so it costs the same whatever
+    the text holds, and it runs before any parser sees it."""
+    if len(text) > limits.text_bytes:
+        raise ReplayFormatError(
+            f"the text has {len(text)} characters; a replay text is at most {limits.text_bytes} bytes"
+        )
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(text[exc.start])
+        raise ReplayFormatError(
+            f"U+{code:04X} (a lone surrogate) is not a character; a replay text is UTF-8", _line_at(text, exc.start)
+        ) from None
+    if len(data) > limits.text_bytes:
+        raise ReplayFormatError(f"the text is {len(data)} bytes in UTF-8; a replay text is at most {limits.text_bytes}")
+    lone_cr = b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
+    if lone_cr or len(data.translate(None, _CONTROL_BYTES)) != len(data):
+        bad = _ILLEGAL.search(text)
+        assert bad is not None
+        what = "a carriage return not followed by a line feed" if bad.group() == "\r" else "a control character"
+        raise ReplayFormatError(
+            f"{what} (U+{ord(bad.group()):04X}) is not allowed in a replay file, even in a string "
+            "(write it as an escape such as \\u0000)",
+            _line_at(text, bad.start()),
+        )
+    del data
+    if text.startswith("\ufeff"):  # a byte-order mark, as some editors write: read_replay drops it too
+        text = text[1:]
+    lines = text.count("\n") + 1
+    if lines > limits.lines:
+        raise ReplayFormatError(f"the text has {lines} lines; a replay text has at most {limits.lines}")
+    long = _long_line(limits.line_chars).search(text)
+    if long is not None:
+        raise ReplayFormatError(f"the line is longer than {limits.line_chars} characters", _line_at(text, long.start()))
+    return text
+
+
+_SCAN = re.compile(
+    r"(?P<nl>\n)"
+    r"|(?P<gap>(?:[ \t\r]+|#[^\n]*)+)"
+    r'|(?P<mlstr>"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""(?:""?)?|\'\'\'[\s\S]*?\'\'\'(?:\'\'?)?)'
+    r'|(?P<str>"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\')'
+    r"|(?P<bare>[A-Za-z0-9_+:-]+)"
+    r"|(?P<punct>[\[\]{}=,.])"
+    r"|(?P<bad>[\s\S])"
+)
+"""The tokens of TOML, as far as its structure goes: strings (with their escapes) and comments are
+read whole, so no bracket, quote or dot inside them counts; every other character is its own token
+or part of a bare word. Each alternative starts with a different character, so a token is found
+without backtracking and the scan is linear."""
+
+
+def _scan(text: str, limits: ReplayLimits) -> None:
+    """Check the structure of a text the general TOML parser is about to read (nesting, keys,
+    tables, elements, strings and numbers) against ``limits``, in one pass over its tokens; raise
+    :class:`ReplayFormatError` naming the line of the first thing over a limit. Only counts are
+    kept, so the scan's own memory is bounded by :attr:`~ReplayLimits.depth` and it cannot recurse.
+    Where the text is not TOML the scan may stop with its own sentence, or leave it to the parser."""
+    line = 1
+    stack: list[str] = []  # "[" for an array, "{" for an inline table
+    in_key = True  # reading a key: at a statement's start, after "{" or after "," in an inline table
+    header = 0  # 1 inside "[name]", 2 inside "[[name]]", 3 between its two closing brackets
+    second_open = False  # the next token is the second "[" of "[["
+    dots = keys = tables = items = 0
+    for match in _SCAN.finditer(text):
+        kind = match.lastgroup
+        token = match.group()
+        if kind == "gap":
+            continue
+        if kind == "nl":
+            line += 1
+            if not stack:
+                in_key, dots, header = True, 0, 0
+            continue
+        if kind == "bad":
+            if token in "\"'":
+                raise ReplayFormatError(f"a string opened with {token} is not closed", line)
+            raise ReplayFormatError(f"unexpected character {token!r} outside a string", line)
+        if kind == "punct":
+            if second_open:
+                second_open = False
+                continue
+            if in_key:
+                if token == ".":
+                    dots += 1
+                    if dots >= limits.key_parts:
+                        raise ReplayFormatError(
+                            f"a dotted key or table name has more than {limits.key_parts} parts", line
+                        )
+                elif token == "=" and not header:
+                    keys += 1
+                    if keys > limits.keys:
+                        raise ReplayFormatError(f"more than {limits.keys} keys in the text", line)
+                    in_key, dots = False, 0
+                elif token == "[" and not stack and not header and not dots:
+                    second_open = text.startswith("[", match.end())
+                    header = 2 if second_open else 1
+                    tables += 1
+                    if tables > limits.tables:
+                        raise ReplayFormatError(f"more than {limits.tables} table headers in the text", line)
+                elif token == "]" and header:
+                    header = 3 if header == 2 else 0
+                    in_key = header == 3
+                    dots = 0
+                elif token == "}" and stack and stack[-1] == "{":  # an empty inline table
+                    stack.pop()
+                    in_key = False
+                continue
+            if token == "[" or token == "{":
+                if stack and stack[-1] == "[":
+                    items += 1
+                stack.append(token)
+                if len(stack) > limits.depth:
+                    raise ReplayFormatError(f"arrays or inline tables nested more than {limits.depth} deep", line)
+                in_key = token == "{"
+            elif token == "]" or token == "}":
+                if not stack or stack[-1] != ("[" if token == "]" else "{"):
+                    raise ReplayFormatError(f"{token!r} closes nothing that is open", line)
+                stack.pop()
+            elif token == "," and stack and stack[-1] == "{":
+                in_key = True
+            continue
+        # a string or a bare word: a key's part or a value
+        if kind == "bare":
+            size = len(token)
+        else:
+            size = len(token) - (2 if kind == "str" else 6)
+            if size > limits.string_chars:
+                raise ReplayFormatError(f"a string of more than {limits.string_chars} characters", line)
+            if kind == "mlstr":
+                line += token.count("\n")
+        if in_key:
+            if size > limits.key_chars:
+                raise ReplayFormatError(f"a key of more than {limits.key_chars} characters", line)
+            continue
+        if kind == "bare" and size > limits.int_digits and sum(map(str.isdigit, token)) > limits.int_digits:
+            raise ReplayFormatError(f"a number of more than {limits.int_digits} digits", line)
+        if stack and stack[-1] == "[":
+            items += 1
+            if items > limits.items:
+                raise ReplayFormatError(f"more than {limits.items} array elements in the text", line)
+    if stack:
+        raise ReplayFormatError(f"{'an array' if stack[-1] == '[' else 'an inline table'} is not closed", line)
+
+
 # -- locating lines in the source ------------------------------------------------------------------
 
 _TOKEN = re.compile(
@@ -552,40 +753,91 @@ def _toml_type(value: Any) -> str:
 
 
 _CANONICAL_CARD = {str(card): card for card in ALL_CARDS}
+_CARD_ORDER = {str(card): card.index for card in ALL_CARDS}
+_SPELLINGS = {text: text for text in _CARD_ORDER}
+"""Each card spelling met so far (``3♦``, ``3d``, ``10D``...) to its canonical text: the engine
+accepts a bounded set of spellings, so this stays small, and reading a move's cards is then a
+lookup per card in C (a spelling not in it yet is read once by ``Card.parse``)."""
+
+
+def _suit_characters() -> str:
+    """The characters the engine reads as a suit (letters of either case and the suit symbols of
+    U+2660..U+2667), asked of ``Suit.parse`` itself."""
+    suits = []
+    for char in "DCHSdchs" + "".join(map(chr, range(0x2660, 0x2668))):
+        with contextlib.suppress(BadCardError):
+            Suit.parse(char)
+            suits.append(char)
+    return "".join(suits)
+
+
+_GLUED_PIECE = re.compile(r"\S[^\s{0}]*[{0}]|\S+".format(re.escape(_suit_characters())))
+"""The cards of one word longer than three characters, as ``split_card_text`` cuts it: after each
+suit character that does not start a piece (so ``3♦3♠`` is two cards), the rest whole."""
+
+
+def _card_tokens(text: str) -> list[str]:
+    """``split_card_text(text)``, with the cutting of glued cards done by one regular expression
+    per long word instead of a loop over each character in Python (tests check they agree)."""
+    words = text.replace(",", " ").split()
+    if not words or max(map(len, words)) <= 3:
+        return words
+    pieces: list[str] = []
+    for word in words:
+        if len(word) <= 3:
+            pieces.append(word)
+        else:
+            pieces += _GLUED_PIECE.findall(word)
+    return pieces
 
 
 def _canonical_cards(tokens: Sequence[str], raw_ok: bool) -> tuple[tuple[str, ...], str]:
-    """(canonical card texts sorted by card, error) for a play's tokens."""
-    if all(token in _CANONICAL_CARD for token in tokens):
-        return tuple(sorted(tokens, key=lambda token: _CANONICAL_CARD[token].index)), ""
-    cards: list[Card] = []
-    for token in tokens:
+    """(canonical card texts sorted by card, error) for a play's tokens; a refused attempt's
+    tokens that are not all cards come back as they are when ``raw_ok``. Work in Python is per
+    new spelling, not per card, so a long move costs little more than a short one."""
+    texts = list(map(_SPELLINGS.get, tokens))
+    while None in texts:
+        index = texts.index(None)
+        token = tokens[index]
         try:
-            cards.append(Card.parse(token))
+            card = Card.parse(token)
         except BadCardError as exc:
             if raw_ok:
                 return tuple(tokens), ""
             return (), str(exc)
-    cards.sort(key=lambda card: card.index)
-    return tuple(str(card) for card in cards), ""
+        texts[index] = str(card)
+        if len(_SPELLINGS) < 4096:  # every spelling the engine accepts fits many times over
+            _SPELLINGS[token] = str(card)
+    return tuple(sorted(texts, key=_CARD_ORDER.__getitem__)), ""  # type: ignore[arg-type]
 
 
 _ACTION_CACHE: dict[tuple[str, int], Action] = {}
+"""Parsed action texts (with line 0), by text and table size: a match repeats the same few
+thousand texts, and a bulk audit reads many matches in one process."""
+_ACTION_CACHE_SIZE = 50_000
+_ACTION_CACHE_TEXT = 80
+"""Longest text remembered: every action without a comment is shorter, and a long text (a
+comment) is rarely repeated, so the cache's memory stays a few megabytes whoever sends texts."""
 
 
 def parse_action(text: str, players: int, line: int = 0) -> Action:
     """Parse one action line (lenient: unicode suits, ``10``, glued cards, any case)."""
-    cached = _ACTION_CACHE.get((text, players))
-    if cached is not None:
-        if not line:
-            return cached
-        c = cached
-        return Action(c.seat, c.kind, c.cards, c.auto, c.timeout, c.refused, c.comment, c.taker, line, c.canonical)
-    action = _parse_action(text, players, line)
-    action = replace(action, canonical=action.text())
-    if len(_ACTION_CACHE) < 50_000:
-        _ACTION_CACHE[(text, players)] = replace(action, line=0)
-    return action
+    key = (text, players)
+    c = _ACTION_CACHE.get(key)
+    if c is None:
+        c = _parse_action(text, players, line)
+        # Its canonical text, set on the object no one else has seen yet: a second frozen
+        # dataclass built for it would cost most of what parsing did.
+        object.__setattr__(c, "canonical", c.text())
+        if len(text) <= _ACTION_CACHE_TEXT and len(_ACTION_CACHE) < _ACTION_CACHE_SIZE:
+            _ACTION_CACHE[key] = c
+        return c
+    return c if c.line == line else _at_line(c, line)
+
+
+def _quoted(text: str) -> str:
+    """``repr(text)``, cut after 60 characters: an error names the action, it does not echo a page."""
+    return repr(text) if len(text) <= 60 else repr(text[:60]) + f"... ({len(text)} characters)"
 
 
 def _parse_action(text: str, players: int, line: int) -> Action:
@@ -593,39 +845,46 @@ def _parse_action(text: str, players: int, line: int) -> Action:
     comment = comment.strip() if hash_mark else ""
     tokens = body.split()
     if not tokens:
-        raise ReplayFormatError(f'empty action {text!r}: write the actor then the move, e.g. "p1 3D"', line)
+        raise ReplayFormatError(f'empty action {_quoted(text)}: write the actor then the move, e.g. "p1 3D"', line)
     actor = tokens[0].lower()
     if not (actor.startswith("p") and actor[1:].isdigit()):
-        raise ReplayFormatError(f"action {text!r} does not start with its actor (p1 .. p{players})", line)
+        raise ReplayFormatError(f"action {_quoted(text)} does not start with its actor (p1 .. p{players})", line)
     seat = int(actor[1:]) - 1
     if not 0 <= seat < players:
-        raise ReplayFormatError(f"action {text!r}: {tokens[0]} is not a seat at this {players}-player table", line)
+        raise ReplayFormatError(
+            f"action {_quoted(text)}: {tokens[0]} is not a seat at this {players}-player table", line
+        )
     rest = tokens[1:]
     if not rest:
-        raise ReplayFormatError(f"action {text!r} names no move (cards, pass, left or taken)", line)
+        raise ReplayFormatError(f"action {_quoted(text)} names no move (cards, pass, left or taken)", line)
     word = rest[0].lower()
     if word in ("left", "leaves"):
         if len(rest) > 1:
-            raise ReplayFormatError(f"action {text!r}: nothing may follow 'left'", line)
+            raise ReplayFormatError(f"action {_quoted(text)}: nothing may follow 'left'", line)
         return Action(seat, ActionKind.LEAVE, comment=comment, line=line)
     if word in ("taken", "takes"):
         if len(rest) < 2:
-            raise ReplayFormatError(f"action {text!r}: write 'taken human NAME' or 'taken bot:LEVEL NAME'", line)
+            raise ReplayFormatError(f"action {_quoted(text)}: write 'taken human NAME' or 'taken bot:LEVEL NAME'", line)
         label = rest[1].lower()
         kind, _, level_text = label.partition(":")
         if kind not in ("human", "bot"):
-            raise ReplayFormatError(f"action {text!r}: the taker is 'human' or 'bot[:LEVEL]', not {rest[1]!r}", line)
+            raise ReplayFormatError(
+                f"action {_quoted(text)}: the taker is 'human' or 'bot[:LEVEL]', not {rest[1]!r}", line
+            )
         level: int | str | None = None
         if level_text:
             level = int(level_text) if level_text.isdigit() else level_text
         taker = SeatInfo(" ".join(rest[2:]), kind, level)
         return Action(seat, ActionKind.TAKE, taker=taker, comment=comment, line=line)
-    # a move: cards or pass, then tags
-    move_tokens: list[str] = []
-    index = 0
-    while index < len(rest) and rest[index].lower() not in _ACTION_TAGS:
-        move_tokens.append(rest[index])
-        index += 1
+    # a move: cards or pass, then at most "auto", "timeout" and "refused REASON"
+    lowered = list(map(str.lower, rest))
+    index = min((lowered.index(tag) for tag in _ACTION_TAGS if tag in lowered), default=len(rest))
+    move_tokens = rest[:index]
+    if len(rest) - index > 4:
+        raise ReplayFormatError(
+            f"action {_quoted(text)}: too many words after the move (the tags are auto, timeout, refused REASON)",
+            line,
+        )
     auto = timeout = False
     refused = ""
     while index < len(rest):
@@ -637,34 +896,33 @@ def _parse_action(text: str, players: int, line: int) -> Action:
         elif tag == "refused":
             if index + 1 >= len(rest):
                 raise ReplayFormatError(
-                    f"action {text!r}: 'refused' needs its reason, e.g. refused does-not-beat", line
+                    f"action {_quoted(text)}: 'refused' needs its reason, e.g. refused does-not-beat", line
                 )
             refused = rest[index + 1].lower()
             if refused not in _REASONS:
                 raise ReplayFormatError(
-                    f"action {text!r}: {rest[index + 1]!r} is not a refusal reason; "
+                    f"action {_quoted(text)}: {rest[index + 1]!r} is not a refusal reason; "
                     f"valid: {', '.join(sorted(_REASONS))}",
                     line,
                 )
             index += 1
         else:
-            raise ReplayFormatError(f"action {text!r}: unexpected {rest[index]!r} after the tags", line)
+            raise ReplayFormatError(f"action {_quoted(text)}: unexpected {rest[index]!r} after the tags", line)
         index += 1
     if not move_tokens:
-        raise ReplayFormatError(f"action {text!r} names no move (cards or pass)", line)
+        raise ReplayFormatError(f"action {_quoted(text)} names no move (cards or pass)", line)
     if len(move_tokens) == 1 and move_tokens[0].lower() == "pass":
         return Action(seat, ActionKind.PASS, (), auto, timeout, refused, comment, line=line)
     if auto:
-        raise ReplayFormatError(f"action {text!r}: only a pass can be automatic", line)
-    card_tokens = [piece for token in move_tokens for piece in split_card_text(token)]
-    cards, error = _canonical_cards(card_tokens, raw_ok=bool(refused))
+        raise ReplayFormatError(f"action {_quoted(text)}: only a pass can be automatic", line)
+    cards, error = _canonical_cards(_card_tokens(" ".join(move_tokens)), raw_ok=bool(refused))
     if error:
-        raise ReplayFormatError(f"action {text!r}: {error}", line)
+        raise ReplayFormatError(f"action {_quoted(text)}: {error}", line)
     return Action(seat, ActionKind.PLAY, cards, False, timeout, refused, comment, line=line)
 
 
 def _canonical_hand(text: str) -> str:
-    cards, error = _canonical_cards(split_card_text(text), raw_ok=False)
+    cards, error = _canonical_cards(_card_tokens(text), raw_ok=False)
     if error:
         raise ValueError(error)
     if len(set(cards)) != len(cards):
@@ -680,31 +938,69 @@ _RESULT_ARRAYS = ("cards_left", "twos_left", "rate", "multiplier", "penalty", "s
 _HEADERS = frozenset(("[ruleset]", "[[seats]]", "[[deals]]", "[deals.result]", "[result]", "[seal]"))
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
 _INT = re.compile(r"-?(0|[1-9][0-9]*)\Z")
+_DIGIT_RUN = re.compile(r"[0-9]{21,}")
+_INT_ARRAY = re.compile(r"\[(-?[0-9]{1,20}(?:, -?[0-9]{1,20})*)?\]\Z")
+"""A flat array of whole numbers as the writer writes it (a result column): read without JSON."""
+_STRING_LINES = re.compile(r'(?:[ \t]*"[^"\\\n]*",[ \t]*\r?\n)*')
+"""The lines of an array of plain strings, one a line, as the writer writes actions and hands."""
+_STRING_LINE = re.compile(r'"([^"\\\n]*)",')
 
 
-def _fast_value(text: str) -> Any:
-    """A value as the canonical writer writes it (JSON-compatible TOML), or raise ValueError."""
+class _OutsideLayout(Exception):
+    """The text leaves the canonical layout at ``line``: the general TOML parser reads it instead."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+def _fast_value(text: str, limits: ReplayLimits, line: int) -> Any:
+    """A value as the canonical writer writes it (JSON-compatible TOML, arrays flat), or raise
+    ValueError; a value over a limit raises :class:`ReplayFormatError`."""
     if text in ("true", "false"):
         return text == "true"
     if _INT.match(text):
+        if len(text.lstrip("-")) > limits.int_digits:
+            raise ReplayFormatError(f"a number of more than {limits.int_digits} digits", line)
         return int(text)
+    numbers = _INT_ARRAY.match(text)
+    if numbers is not None:
+        inner = numbers.group(1)
+        values = [int(number) for number in inner.split(", ")] if inner else []
+        if inner and max(map(abs, values)) >= 10**limits.int_digits:
+            raise ReplayFormatError(f"a number of more than {limits.int_digits} digits", line)
+        return values
     first = text[:1]
+    if len(text) - 2 > limits.string_chars and first == '"':
+        raise ReplayFormatError(f"a string of more than {limits.string_chars} characters", line)
     if first == '"' and text[-1] == '"' and text.count('"') == 2 and "\\" not in text and len(text) > 1:
         return text[1:-1]  # the common case: a plain string
     if "\\/" in text or first not in ('"', "["):
         raise ValueError(text)
+    if first == "[" and ("[" in text[1:] or "{" in text or _DIGIT_RUN.search(text)):
+        raise ValueError(text)  # nested, or a number too long for the JSON reader's cheap path
     value = json.loads(text)
     if isinstance(value, list):
         if any(isinstance(v, (list, dict, float)) or v is None for v in value):
             raise ValueError(text)
-    elif not isinstance(value, str):
+        if any(isinstance(v, str) and not _is_text(v) for v in value):
+            raise ValueError(text)
+    elif not isinstance(value, str) or not _is_text(value):
         raise ValueError(text)
     return value
 
 
-def _fast_parse(text: str) -> tuple[dict[str, Any], dict[Path_, int]] | None:
-    """Parse the canonical subset of TOML the writer produces, with every line number; None when the
-    text steps outside it (then the full TOML parser and :func:`locate` take over)."""
+def _is_text(value: str) -> bool:
+    """Whether a decoded string is Unicode text: JSON's ``\\ud800`` escape makes a lone surrogate,
+    which TOML refuses (then the general parser says so)."""
+    return value.isascii() or not any(0xD800 <= ord(char) <= 0xDFFF for char in value)
+
+
+def _fast_read(text: str, limits: ReplayLimits) -> tuple[dict[str, Any], dict[Path_, int]]:
+    """Parse the canonical layout the writer produces (one header, ``key = value`` or array element
+    a line, comments and blank lines allowed), with every line number, checking the limits as it
+    goes; raise :class:`_OutsideLayout` where the text steps outside it. Linear: each line is read
+    once, with string operations bounded by its length."""
     data: dict[str, Any] = {}
     where: dict[Path_, int] = {}
     table: dict[str, Any] = data
@@ -712,83 +1008,143 @@ def _fast_parse(text: str) -> tuple[dict[str, Any], dict[Path_, int]] | None:
     lines = text.split("\n")
     count = len(lines)
     number = 0
+    offset = 0  # where lines[number] starts in text
+    keys = tables = items = 0
     try:
         while number < count:
-            line = lines[number].strip()
+            raw = lines[number]
+            line = raw.strip()
             number += 1
+            offset += len(raw) + 1
             if not line or line[0] == "#":
                 continue
             if line[0] == "[":
                 if line not in _HEADERS:
-                    return None
+                    raise _OutsideLayout(number)
+                tables += 1
+                if tables > limits.tables:
+                    raise ReplayFormatError(f"more than {limits.tables} table headers in the text", number)
                 if line == "[[seats]]" or line == "[[deals]]":
                     name = line[2:-2]
-                    items = data.setdefault(name, [])
-                    if not isinstance(items, list):
-                        return None
+                    items_of = data.setdefault(name, [])
+                    if not isinstance(items_of, list):
+                        raise _OutsideLayout(number)
                     table = {}
-                    items.append(table)
-                    path = (name, len(items) - 1)
+                    items_of.append(table)
+                    path = (name, len(items_of) - 1)
                 elif line == "[deals.result]":
                     deals = data.get("deals")
                     if not deals or "result" in deals[-1]:
-                        return None
+                        raise _OutsideLayout(number)
                     table = deals[-1]["result"] = {}
                     path = ("deals", len(deals) - 1, "result")
                 else:
                     name = line[1:-1]
                     if name in data:
-                        return None
+                        raise _OutsideLayout(number)
                     table = data[name] = {}
                     path = (name,)
                 where[path] = number
                 continue
             key, equals, value = line.partition(" = ")
             if not equals or not _BARE_KEY.match(key) or key in table:
-                return None
+                raise _OutsideLayout(number)
+            if len(key) > limits.key_chars:
+                raise ReplayFormatError(f"a key of more than {limits.key_chars} characters", number)
+            keys += 1
+            if keys > limits.keys:
+                raise ReplayFormatError(f"more than {limits.keys} keys in the text", number)
             where[(*path, key)] = number
             if value == "[":
-                items = []
+                array: list[Any] = []
+                first = number + 1
+                block = _STRING_LINES.match(text, offset)
+                assert block is not None  # the pattern matches the empty string
+                if block.end() > offset:  # plain strings, one a line: read at once
+                    array = _STRING_LINE.findall(text, offset, block.end())
+                    if max(map(len, array)) > limits.string_chars:
+                        raise ReplayFormatError(f"a string of more than {limits.string_chars} characters", first)
+                    number += len(array)
+                    offset = block.end()
                 while True:
                     if number >= count:
-                        return None
-                    item = lines[number].strip()
+                        raise _OutsideLayout(number)
+                    raw = lines[number]
+                    item = raw.strip()
                     number += 1
+                    offset += len(raw) + 1
                     if item == "]":
                         break
                     if item[-1:] != ",":
-                        return None
-                    if not items:
-                        where[(*path, key, "[")] = number
+                        raise _OutsideLayout(number)
                     if item[0] == '"' and item[-2] == '"' and item.count('"') == 2 and "\\" not in item:
-                        items.append(item[1:-2])  # the common case: a plain string
+                        array.append(item[1:-2])  # the common case: a plain string
+                        if len(item) - 3 > limits.string_chars:
+                            raise ReplayFormatError(f"a string of more than {limits.string_chars} characters", number)
                         continue
-                    element = _fast_value(item[:-1])
+                    element = _fast_value(item[:-1], limits, number)
                     if isinstance(element, list):
-                        return None
-                    items.append(element)
-                table[key] = items
+                        raise _OutsideLayout(number)
+                    array.append(element)
+                if array:
+                    where[(*path, key, "[")] = first
+                items += len(array)
+                table[key] = array
             else:
-                table[key] = _fast_value(value)
-    except ValueError:
-        return None
+                table[key] = element = _fast_value(value, limits, number)
+                if isinstance(element, list):
+                    items += len(element)
+            if items > limits.items:
+                raise ReplayFormatError(f"more than {limits.items} array elements in the text", number)
+    except ValueError as exc:
+        if isinstance(exc, ReplayFormatError):
+            raise
+        raise _OutsideLayout(number) from None
     return data, where
 
 
-def loads(text: str) -> GameLog:
-    """Parse a replay file's text. Raises :class:`ReplayFormatError` naming the line."""
-    fast = _fast_parse(text)
-    if fast is not None:
-        data, where = fast
-    else:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            message = str(exc)
-            found = re.search(r"\(at line (\d+), column \d+\)", message)
-            line = int(found.group(1)) if found else 0
-            raise ReplayFormatError(f"not valid TOML: {message}", line) from None
-        where = locate(text)
+def _fast_parse(text: str, limits: ReplayLimits = DEFAULT_LIMITS) -> tuple[dict[str, Any], dict[Path_, int]] | None:
+    """The canonical layout's data and line numbers (see :func:`_fast_read`), or None when the text
+    steps outside it."""
+    try:
+        return _fast_read(text, limits)
+    except _OutsideLayout:
+        return None
+
+
+def _general_read(text: str, limits: ReplayLimits, outside: int) -> tuple[dict[str, Any], dict[Path_, int]]:
+    """Parse a text in any TOML layout (``outside`` is the first line not in the canonical one):
+    the size and structure limits are checked by :func:`_scan` first, so ``tomllib`` and
+    :func:`locate` see only text whose cost is bounded."""
+    if len(text) > limits.general_bytes:
+        raise ReplayFormatError(
+            f"this line is not laid out as the replay writer writes (one header, key = value or list "
+            f"element a line), and a text laid out otherwise is read only up to {limits.general_bytes} "
+            f"characters; this one has {len(text)}",
+            outside,
+        )
+    _scan(text, limits)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        found = re.search(r"\(at line (\d+), column \d+\)", message)
+        line = int(found.group(1)) if found else 0
+        raise ReplayFormatError(f"not valid TOML: {message}", line) from None
+    return data, locate(text)
+
+
+def loads(text: str, limits: ReplayLimits = DEFAULT_LIMITS) -> GameLog:
+    """Parse a replay file's text. Raises :class:`ReplayFormatError` naming the line, and nothing
+    else whatever the text: its size and structure are checked against ``limits`` before any parser
+    reads it, so the work is bounded too."""
+    if not isinstance(text, str):
+        raise ReplayFormatError(f"a replay text is a string, not {type(text).__name__}")
+    text = _checked_text(text, limits)
+    try:
+        data, where = _fast_read(text, limits)
+    except _OutsideLayout as outside:
+        data, where = _general_read(text, limits, outside.line)
     reader = _Reader(where)
     reader.table(data, (), _TOP_KEYS, "the file")
     version = reader.str_(data, "format", (), "")
@@ -835,7 +1191,8 @@ def loads(text: str) -> GameLog:
     raw_deals = data.get("deals", [])
     if not isinstance(raw_deals, list):
         raise reader.fail(("deals",), "deals must be written as [[deals]] tables")
-    deals = [_parse_deal(reader, raw, index, players) for index, raw in enumerate(raw_deals)]
+    seen: dict[str, Action] = {}
+    deals = [_parse_deal(reader, raw, index, players, limits, seen) for index, raw in enumerate(raw_deals)]
 
     result: MatchResult | None = None
     if "result" in data:
@@ -879,7 +1236,10 @@ def _ruleset_keys() -> tuple[str, ...]:
     return ("preset", "fingerprint", *OPTION_NAMES, *(name.replace("_", "-") for name in OPTION_NAMES))
 
 
-def _parse_deal(reader: _Reader, raw: Any, index: int, players: int) -> DealLog:
+def _parse_deal(
+    reader: _Reader, raw: Any, index: int, players: int, limits: ReplayLimits, seen: dict[str, Action]
+) -> DealLog:
+    """One ``[[deals]]`` table; ``seen`` holds the actions of the file parsed so far, by text."""
     path: Path_ = ("deals", index)
     table = reader.table(raw, path, _DEAL_KEYS, "[[deals]]")
     number = reader.int_(table, "number", path, minimum=1)
@@ -920,11 +1280,23 @@ def _parse_deal(reader: _Reader, raw: Any, index: int, players: int) -> DealLog:
     if not isinstance(raw_actions, list):
         raise reader.fail((*path, "actions"), "actions must be a list of strings, one action per line")
     actions = []
+    first = reader.where.get((*path, "actions", "["))  # one action a line: the line is first + i
     for i, text in enumerate(raw_actions):
-        line = reader.line((*path, "actions", i))
-        if not isinstance(text, str):
-            raise ReplayFormatError(f'action {i + 1} must be a string such as "p1 3D", not {_toml_type(text)}', line)
-        actions.append(parse_action(text, players, line))
+        line = first + i if first is not None else reader.line((*path, "actions", i))
+        c = seen.get(text) if isinstance(text, str) else None
+        if c is None:  # a text not met before in this file: checked, then parsed
+            if not isinstance(text, str):
+                raise ReplayFormatError(
+                    f'action {i + 1} must be a string such as "p1 3D", not {_toml_type(text)}', line
+                )
+            if len(text) > limits.action_chars and len(text.partition("#")[0]) > limits.action_chars:
+                raise ReplayFormatError(
+                    f"action {i + 1} has more than {limits.action_chars} characters before its comment", line
+                )
+            if len(seen) >= limits.action_texts:
+                raise ReplayFormatError(f"more than {limits.action_texts} different action texts in the file", line)
+            c = seen[text] = parse_action(text, players, line)
+        actions.append(c if c.line == line else _at_line(c, line))
     result = None
     if "result" in table:
         rpath = (*path, "result")
@@ -955,15 +1327,18 @@ def _parse_deal(reader: _Reader, raw: Any, index: int, players: int) -> DealLog:
 # -- files -----------------------------------------------------------------------------------------
 
 
-def read_replay(path: str | Path) -> GameLog:
-    """Read and parse a replay file (UTF-8; a byte-order mark is accepted)."""
-    raw = Path(path).read_bytes()
+def read_replay(path: str | Path, limits: ReplayLimits = DEFAULT_LIMITS) -> GameLog:
+    """Read and parse a replay file (UTF-8; a byte-order mark is accepted) within ``limits``."""
+    with Path(path).open("rb") as file:
+        raw = file.read(limits.text_bytes + 1)
+    if len(raw) > limits.text_bytes:
+        raise ReplayFormatError(f"the file is larger than {limits.text_bytes} bytes, the most a replay file may be")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ReplayFormatError("the file is not UTF-8 text", line) from None
-    return loads(text.replace("\r\n", "\n"))
+    return loads(text.replace("\r\n", "\n"), limits)
 
 
 def write_replay(path: str | Path, log: GameLog) -> None:
