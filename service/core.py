@@ -803,9 +803,9 @@ class Core:
         which = request.WhichOneof("source")
         if which == "replay_toml":
             try:
-                log = replay.loads(request.replay_toml)
+                log = replay.loads(request.replay_toml, self.limits.replay)
             except replay.ReplayFormatError:
-                verdict = replay.audit_text(request.replay_toml, key)  # the FORMAT_ERROR verdict
+                verdict = replay.audit_text(request.replay_toml, key, limits=self.limits.replay)  # FORMAT_ERROR
                 return cv.audit_to_pb(verdict, None, None)
         elif which == "game_log":
             log = self._replay_of(request.game_log, "game_log", info)
