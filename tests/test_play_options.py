@@ -1,0 +1,259 @@
+"""Shareable means identical, readable tables (issue 14), without a terminal: the share line gives
+back the same rules and cards for every preset and option; ``--ruleset FILE`` wherever ``bigtwo
+play`` and ``bigtwo deal`` take a preset; ``--deals 0``, bad seats and ``--resume`` with other
+options refused in one sentence; one seat numbering (p1..pN) and distinct names in files, the
+terminal replay and the HTML page; a replay file read back into a writer action by action; the
+HTML page ending with the match result; the tournament naming the chart it writes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+from bigtwo.client import play_cmd
+from bigtwo.client.cli import build_parser
+from bigtwo.client.cli import main as cli_main
+from bigtwo.client.replay import ReplayWriter, SeatInfo, audit_log, dumps, loads, read_replay
+from bigtwo.client.replay.names import distinct_names, seat_label, seat_labels
+from bigtwo.client.replay.render_html import match_result_text, render_html
+from bigtwo.engine import PRESET_NAMES, Ruleset, preset
+
+GOLDEN = Path(__file__).parent / "golden"
+CODE = "0000003NQK8N1"
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    return build_parser(list(argv)).parse_args(list(argv))
+
+
+def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    with pytest.raises(SystemExit) as stop:
+        parse(*argv)
+    assert stop.value.code == 2
+    return capsys.readouterr().err
+
+
+# -- shareable means identical ----------------------------------------------------------------------
+
+
+OPTION_SETS = [
+    [],
+    ["-o", "players=3"],
+    ["-o", "players=2", "-o", "cards-each=17", "-o", "flush=rank-first"],
+    ["-o", "suit_order=CDHS", "-o", "twos-double=on", "-o", "match=target:50"],
+    ["-o", "straights=A2345/5,23456/6,34567/7"],
+    ["--deals", "3", "-o", "auto-pass=on"],
+]
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+@pytest.mark.parametrize("options", OPTION_SETS, ids=lambda o: " ".join(o) or "none")
+def test_the_share_line_gives_the_same_rules_and_cards(name: str, options: list[str]) -> None:
+    args = parse("play", "--preset", name, *options)
+    rules = play_cmd.ruleset_from_args(args)
+    line = play_cmd.share_command(rules, CODE, seat=1, bots=["good", "great", "pro"][: rules.players - 1])
+    words = shlex.split(line)
+    assert words[:2] == ["bigtwo", "play"]
+    again = parse(*words[1:])
+    shared = play_cmd.ruleset_from_args(again)
+    assert shared == rules and shared.fingerprint == rules.fingerprint
+    assert again.deal_code == CODE and again.seat == 1
+
+
+def test_the_share_line_of_a_ruleset_file_needs_no_file(tmp_path: Path) -> None:
+    path = tmp_path / "house.toml"
+    path.write_text('preset = "hong-kong"\nsuit_order = "CDHS"\nmatch = "deals:3"\n', encoding="utf-8")
+    rules = play_cmd.ruleset_from_args(parse("play", "--ruleset", str(path)))
+    line = play_cmd.share_command(rules, CODE)
+    assert "house.toml" not in line and "--preset hong-kong" in line
+    assert play_cmd.ruleset_from_args(parse(*shlex.split(line)[1:])) == rules
+
+
+# -- --ruleset FILE -------------------------------------------------------------------------------
+
+
+def test_deal_takes_a_ruleset_file_as_toml_or_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = preset("classic").with_options(players=3, flush="rank-first")
+    (tmp_path / "r.toml").write_text(rules.to_toml(), encoding="utf-8")
+    (tmp_path / "r.json").write_text(json.dumps(rules.to_mapping()), encoding="utf-8")
+    for name in ("r.toml", "r.json"):
+        assert cli_main(["deal", "--ruleset", str(tmp_path / name), "--deal-code", CODE, "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["ruleset_fingerprint"] == rules.fingerprint and data["players"] == 3
+    on_top = play_cmd.ruleset_from_args(parse("deal", "--ruleset", str(tmp_path / "r.toml"), "-o", "flush=none"))
+    assert on_top == rules.with_options(flush="none")
+
+
+def test_bad_ruleset_files_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "bad.toml").write_text('preset = "classic"\nflush = "sideways"\n', encoding="utf-8")
+    (tmp_path / "rules.yaml").write_text("preset: classic\n", encoding="utf-8")
+    assert "no such file" in usage_error(capsys, "play", "--ruleset", str(tmp_path / "missing.toml"))
+    assert "flush" in usage_error(capsys, "deal", "--ruleset", str(tmp_path / "bad.toml"))
+    assert ".toml or .json" in usage_error(capsys, "play", "--ruleset", str(tmp_path / "rules.yaml"))
+    (tmp_path / "ok.json").write_text('{"preset": "web"}', encoding="utf-8")
+    with pytest.raises(SystemExit, match="not both"):
+        play_cmd.ruleset_from_args(parse("play", "--ruleset", str(tmp_path / "ok.json"), "--preset", "classic"))
+
+
+# -- refusals in one sentence -----------------------------------------------------------------------
+
+
+def test_deals_zero_and_bad_seats_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "a match is at least 1 deal" in usage_error(capsys, "play", "--deals", "0")
+    assert "whole number" in usage_error(capsys, "play", "--deals", "two")
+    for seat in ("0", "p5", "seat1"):
+        assert "seats are p1, p2, p3 and p4" in usage_error(capsys, "play", "--seat", seat)
+    assert parse("play", "--seat", "p3").seat == 2 and parse("play", "--seat", "4").seat == 3
+    with pytest.raises(SystemExit, match="this table seats p1-p3"):
+        play_cmd.setup_from_args(parse("play", "--seat", "p4", "-o", "players=3"))
+    with pytest.raises(SystemExit, match="not both"):
+        play_cmd.ruleset_from_args(parse("play", "--deals", "2", "-o", "match=open"))
+    assert "folder" in usage_error(capsys, "play", "--replay-out", "/nonexistent-folder/game.toml")
+
+
+def test_the_match_length_is_said_in_words() -> None:
+    def said(**options: str) -> str:
+        return play_cmd.match_length(preset("classic").with_options(**options))
+
+    assert said() == "a match of 8 deals; the lowest total wins"
+    assert said(match="deals:1") == "a match of 1 deal; the lowest total wins"
+    assert said(match="open", settlement="zero-sum").startswith("an open match (it goes on until you quit)")
+    assert said(match="target:100").startswith("a match to 100 points")
+    assert play_cmd.match_length(preset("taiwan")) == "a single deal; the most deals won wins"
+
+
+def test_resume_takes_everything_from_its_file(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="leave out --preset, --bots"):
+        play_cmd.setup_from_replay(parse("play", "--resume", "x.toml", "--preset", "web", "--bots", "pro"))
+    with pytest.raises(SystemExit, match="no such file"):
+        play_cmd.setup_from_replay(parse("play", "--resume", str(tmp_path / "missing.toml")))
+    over = tmp_path / "over.toml"
+    over.write_text((GOLDEN / "classic-4p.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(SystemExit, match="is over; nothing to resume"):
+        play_cmd.setup_from_replay(parse("play", "--resume", str(over)))
+    writer = ReplayWriter(preset("classic"))
+    writer.start_deal(CODE)
+    writer.play_text(0, "3D")
+    edited = tmp_path / "edited.toml"
+    edited.write_text(dumps(writer.log()).replace('"p1 3D",', '"p1 3D 3S",'), encoding="utf-8")
+    with pytest.raises(SystemExit, match="does not check out"):
+        play_cmd.setup_from_replay(parse("play", "--resume", str(edited)))
+    with pytest.raises(SystemExit, match="p2 is a bot of level 1; bigtwo play knows random, beginner"):
+        play_cmd.setup_from_replay(parse("play", "--resume", str(GOLDEN / "web.toml")))
+
+
+def test_an_unfinished_file_of_one_person_and_bots_resumes(tmp_path: Path) -> None:
+    rules = preset("classic")
+    names = distinct_names(["Ann", "good bot", "good bot", "pro bot"])
+    seats = [SeatInfo(names[0])] + [SeatInfo(n, "bot", n.split()[0]) for n in names[1:]]
+    writer = ReplayWriter(rules, seats)
+    writer.start_deal(CODE)
+    writer.play_text(0, "3D")
+    path = tmp_path / "unfinished.toml"
+    path.write_text(dumps(writer.log()), encoding="utf-8")
+    setup = play_cmd.setup_from_replay(parse("play", "--resume", str(path)))
+    assert setup.me == 0 and setup.levels == (None, "good", "good", "pro")
+    assert setup.names == ("Ann", "good bot (p2)", "good bot (p3)", "pro bot") and setup.replay_out == path
+
+
+# -- names and numbering ----------------------------------------------------------------------------
+
+
+def test_names_are_distinct_and_shown_with_one_numbering() -> None:
+    assert distinct_names(["You", "good bot", "good bot", "great bot"]) == (
+        "You",
+        "good bot (p2)",
+        "good bot (p3)",
+        "great bot",
+    )
+    assert distinct_names(["a (p1)", "a (p1)"]) == ("a (p1)", "a (p1) (p2)")
+    assert seat_labels(["You", "good bot (p2)", "p3", ""]) == ("p1 You", "p2 good bot", "p3", "p4")
+    assert seat_label(1, "good bot (p3)") == "p2 good bot (p3)"
+
+
+def test_play_writes_distinct_names_into_its_file() -> None:
+    setup = play_cmd.setup_from_args(parse("play", "--seat", "p2"))
+    assert setup.names == ("good bot (p1)", "You", "good bot (p3)", "good bot (p4)") and setup.me == 1
+
+
+# -- the writer reads a log back --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in GOLDEN.glob("*.toml")))
+def test_a_writer_read_back_from_a_log_writes_the_same_file(name: str) -> None:
+    log = read_replay(GOLDEN / name)
+    again = ReplayWriter.from_log(log).log()
+    assert again.chain == log.chain and [d.chain for d in again.deals] == [d.chain for d in log.deals]
+
+
+def test_a_log_the_engine_does_not_give_is_not_read_back() -> None:
+    writer = ReplayWriter(preset("classic"))
+    writer.start_deal(CODE)
+    writer.play_text(0, "3D")
+    text = dumps(writer.log())
+    refused_yet_legal = loads(text.replace('"p1 3D",', '"p1 3D refused does-not-beat",'))
+    with pytest.raises(ValueError, match="written as refused, yet the rules allow it"):
+        ReplayWriter.from_log(refused_yet_legal)
+    illegal = loads(text.replace('"p1 3D",', '"p1 4H",'))
+    with pytest.raises(ValueError, match="refused by the rules"):
+        ReplayWriter.from_log(illegal)
+
+
+# -- replays on screen and in HTML ----------------------------------------------------------------
+
+
+def _unfinished_log_with_a_bad_attempt() -> str:
+    seats = [SeatInfo("You"), SeatInfo("good bot", "bot", "good"), SeatInfo("good bot", "bot", "good")]
+    writer = ReplayWriter(preset("classic").with_options(players=3), seats)
+    writer.start_deal(CODE)
+    leader = writer.deal.to_act
+    with pytest.raises(ValueError):
+        writer.play_text(leader, "zz")
+    return dumps(writer.log())
+
+
+def test_the_terminal_replay_shows_what_was_typed_and_who(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(_unfinished_log_with_a_bad_attempt(), encoding="utf-8")
+    assert cli_main(["replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "tried “zz”: refused bad-card" in out and "tried :" not in out
+    assert "p2 good bot" in out and "deal unfinished" in out and "no deal finished yet" in out
+    assert cli_main(["replay", str(GOLDEN / "classic-4p.toml")]) == 0
+    assert "cards left × rate" in capsys.readouterr().out
+
+
+def test_the_html_page_ends_with_the_match_result() -> None:
+    for name in ("classic-4p.toml", "match-4-deals.toml"):
+        log = read_replay(GOLDEN / name)
+        banner, over = match_result_text(log)
+        assert log.result is not None and over == log.result.over
+        assert banner.startswith("Match over after" if over else "Match not over")
+        page = render_html(log, audit_log(log))
+        assert 'id="match-result"' in page and "steps.length - 1" in page and "Settlement card:" in page
+    unfinished = loads(_unfinished_log_with_a_bad_attempt())
+    banner, over = match_result_text(unfinished)
+    assert not over and "no deal finished yet; deal 1 unfinished" in banner
+    page = render_html(unfinished, audit_log(unfinished))
+    data = json.loads(page.split('<script id="replay-data" type="application/json">')[1].split("</script>")[0])
+    assert data["seats"] == ["p1 You", "p2 good bot", "p3 good bot"]
+
+
+# -- every file written is named ------------------------------------------------------------------
+
+
+def test_the_tournament_names_its_chart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    chart = tmp_path / "chart.png"
+    argv = ["tournament", "--deals", "1", "--levels", "random,beginner", "--no-progress", "--plot", str(chart)]
+    assert cli_main(argv) == 0
+    assert f"Chart written to {chart}" in capsys.readouterr().out and chart.stat().st_size > 0
+    assert cli_main([*argv, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["deals"] == 1 and f"Chart written to {chart}" in captured.err
+
+
+def test_ruleset_equality_is_what_share_compares() -> None:
+    assert Ruleset.from_mapping({"preset": "web"}) == preset("web")
