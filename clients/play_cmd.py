@@ -873,11 +873,9 @@ def play_main(args: argparse.Namespace) -> int:
             if setup.log is not None:
                 table.restore(setup.log)
                 finished = len(table.deals)
-                where = (
-                    f"deal {table.table.deal_number}, move {table.table.moves_made + 1}"
-                    if table.in_deal
-                    else (f"after deal {finished}")
-                )
+                where = f"after deal {finished}"
+                if table.in_deal:
+                    where = f"deal {table.table.deal_number}, move {table.table.moves_made + 1}"
                 say(f"Resumed {args.resume}: {finished} deal(s) finished; going on at {where}.")
             try:
                 play_deals(table, screen, setup, args, server)
@@ -889,6 +887,11 @@ def play_main(args: argparse.Namespace) -> int:
                 stop = "lost"
                 target = exc.target or args.target or "the game's own server"
                 failure = f"bigtwo play: cannot reach the service at {target} (tried again and gave up): {exc.message}"
+            except BigTwoError:
+                raise
+            except Exception:  # anything else: the match is saved, then the error goes on to be reported
+                rescue(table, setup, args)
+                raise
     except KeyboardInterrupt:
         stop = stop or "interrupt"
     except BigTwoError as exc:
@@ -900,6 +903,16 @@ def play_main(args: argparse.Namespace) -> int:
         print("\nbigtwo play: interrupted", file=sys.stderr)
         return 130
     return finish(table, screen, setup, args, stop, failure)
+
+
+def rescue(table: Any, setup: Setup, args: argparse.Namespace) -> None:
+    """Save the match before an unexpected error ends the command (it is reported after this)."""
+    if table.writer.deals:
+        path = save_replay(table, setup.replay_out or Path(f"bigtwo-replay-{table.writer.deals[0].code}.toml"))
+        print(
+            f"bigtwo play: the match so far is saved in {path}; go on with it: {resume_command(path, args)}",
+            file=sys.stderr,
+        )
 
 
 def finish(table: Any, screen: Screen, setup: Setup, args: argparse.Namespace, stop: str, failure: str) -> int:
