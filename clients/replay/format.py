@@ -57,7 +57,13 @@ DEFAULT_LIMITS = ReplayLimits()
 class ReplayFormatError(ValueError):
     """A replay file that cannot be read; ``line`` (1-based, 0 when unknown) says where."""
 
+    MESSAGE_CHARS = 320
+    """Longest message: one quoting a long value (a 2,000-character option value, a hand of
+    brackets) is cut in its middle, which keeps what was wrong and what is allowed."""
+
     def __init__(self, message: str, line: int = 0) -> None:
+        if len(message) > self.MESSAGE_CHARS:
+            message = f"{message[:200]} … {message[-110:]}"
         super().__init__(message)
         self.message = message
         self.line = line
