@@ -799,13 +799,12 @@ class Core:
 
         # Every verification key counts, so files signed before a key rotation still verify.
         keys = (self.codec.keys.signing_key, *self.codec.keys.verifying.values())
-        key = self.codec.keys.signing_key
         which = request.WhichOneof("source")
         if which == "replay_toml":
             try:
                 log = replay.loads(request.replay_toml, self.limits.replay)
-            except replay.ReplayFormatError:
-                verdict = replay.audit_text(request.replay_toml, key, limits=self.limits.replay)  # FORMAT_ERROR
+            except replay.ReplayFormatError as error:
+                verdict = replay.audit.format_error_verdict(error)  # its FORMAT_ERROR verdict, without parsing again
                 return cv.audit_to_pb(verdict, None, None)
         elif which == "game_log":
             log = self._replay_of(request.game_log, "game_log", info)

@@ -690,6 +690,12 @@ def audit_text(
     try:
         log = loads(text, limits)
     except ReplayFormatError as exc:
-        problem = Problem(VerdictKind.FORMAT_ERROR, exc.message, line=exc.line)
-        return AuditVerdict(VerdictKind.FORMAT_ERROR, (problem,), SignatureStatus.UNSIGNED, (), (), 0, 0, ())
+        return format_error_verdict(exc)
     return audit_log(log, key, views=views, require_signature=require_signature)
+
+
+def format_error_verdict(error: ReplayFormatError) -> AuditVerdict:
+    """The ``FORMAT_ERROR`` verdict of a text that ``loads`` refused with ``error`` (a caller that
+    has parsed the text already need not parse it again for its verdict)."""
+    problem = Problem(VerdictKind.FORMAT_ERROR, error.message, line=error.line)
+    return AuditVerdict(VerdictKind.FORMAT_ERROR, (problem,), SignatureStatus.UNSIGNED, (), (), 0, 0, ())
