@@ -78,11 +78,12 @@ class ReplayLimits:
     """Most digits in one number: a 64-bit integer (TOML's range) has 19. Python itself refuses to
     read integers of more than 4,300 digits, with a message that names none of this."""
 
-    general_bytes: int = 16 << 10
-    """Longest text read by the general TOML parser: a text laid out as the writer writes (one
+    general_bytes: int = 12 << 10
+    """Longest text read by the general TOML parser. A text laid out as the writer writes (one
     header, ``key = value`` or list element a line; comments, blank lines and edited values
-    allowed) is read line by line by the format's own reader, in C for the most part; any other
-    layout falls back to ``tomllib`` and a second pass that finds each value's line, which together
-    cost several microseconds a byte. A hand-written file of a few deals fits."""
+    allowed) is read line by line by the format's own reader, mostly in C; any other layout falls
+    back to ``tomllib`` and a second pass that finds each value's line, which together cost up to
+    several microseconds a byte (an array of small numbers is the worst). A hand-written file of
+    two or three deals fits."""
 
 __all__ = ["ReplayLimits"]
