@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 SHARED  ?= ../shared
 VECTORS := tests/vectors
 
-.PHONY: venv run test bench bench-bots lint proto buf-lint vectors-refresh clean
+.PHONY: venv run test bench bench-bots fuzz lint proto buf-lint vectors-refresh clean
 
 venv: $(STAMP)
 
@@ -35,12 +35,22 @@ bench: venv
 	$(BIGTWO) bench engine --json
 	$(BIGTWO) bench service --json --seconds 4 --repeats 5
 	$(PY) -m bigtwo.client.replay.bench --deals 10000 --jobs 2
+	$(PY) -m bigtwo.client.stall_bench
 
 # Issue 6's bars for the bot levels (slow: pro at 2000 deals takes hours on 2 cores; see docs/BOTS.md).
 BOT_DEALS ?= 2000
 PRO_DEALS ?= 2000
 bench-bots: venv
 	$(PY) -m bigtwo.client.bots_bench --deals $(BOT_DEALS) --pro-deals $(PRO_DEALS) --jobs 2 --json bench-bots.json
+
+# Issue 13's fuzzing: a client that knows only the proto sends FUZZ_REQUESTS generated requests to
+# every RPC of a fresh server in each mode (aio, then sync); fails on UNKNOWN/INTERNAL, a hang, an
+# answer a stock client rejects, a crash or an RSS rise (tests/fuzz/fuzz_service.py).
+FUZZ_REQUESTS ?= 60000
+FUZZ_SEED     ?= 1
+FUZZ_SECONDS  ?= 330
+fuzz: venv
+	$(PY) tests/fuzz/fuzz_service.py --mode both --requests $(FUZZ_REQUESTS) --seed $(FUZZ_SEED) --seconds $(FUZZ_SECONDS) --min-requests 50000
 
 lint: venv
 	$(VENV)/bin/ruff check engine service clients tests

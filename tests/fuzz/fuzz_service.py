@@ -141,6 +141,7 @@ class Result:
     replies: int = 0
     rss_jump_kb: int = 0
     """The server's RSS change from the call's start to its end (other calls overlap it)."""
+    rss_after_kb: int = 0
 
 
 @dataclass
@@ -182,6 +183,10 @@ class ModeReport:
     statuses: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     kinds: Counter[str] = field(default_factory=Counter)
     max_ms: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    server_cpu: float = 0.0
+    """CPU seconds of the server and its workers while the requests were sent."""
+    client_cpu: float = 0.0
+    """CPU seconds of this process meanwhile (generating, sending, judging)."""
     rss_start_kb: int = 0
     rss_baseline_kb: int = 0
     rss_end_kb: int = 0
@@ -224,6 +229,11 @@ class ModeReport:
             counter = self.statuses.get(rpc, Counter())
             cells = " ".join(f"{counter.get(code, 0):>10}" for code in codes)
             lines.append(f"{rpc:<16} {sum(counter.values()):>6} {cells} {self.max_ms.get(rpc, 0):8.0f}")
+        if self.requests:
+            lines.append(
+                f"CPU: server {self.server_cpu:.1f} s ({self.server_cpu / self.requests * 1000:.2f} ms a request), "
+                f"fuzzer {self.client_cpu:.1f} s"
+            )
         lines.append("kinds: " + ", ".join(f"{kind} {count}" for kind, count in sorted(self.kinds.items())))
         lines.append(
             f"RSS: start {self.rss_start_kb / 1024:.0f} MB, after warm-up {self.rss_baseline_kb / 1024:.0f} MB, "
@@ -490,6 +500,7 @@ class ModeRun:
         warmup = min(warmup, config.requests)
         started = time.perf_counter()
         stop_at = started + config.seconds
+        server_cpu, client_cpu = server.cpu_seconds(), time.process_time()
         async with grpc.aio.insecure_channel(server.target) as channel:
             sync_channel = grpc.insecure_channel(server.target)
             caller = Caller(channel, sync_channel, config, self.mode)
@@ -506,6 +517,8 @@ class ModeRun:
                 caller.executor.shutdown(wait=True)
                 sync_channel.close()
         report.seconds = time.perf_counter() - started
+        report.server_cpu = server.cpu_seconds() - server_cpu
+        report.client_cpu = time.process_time() - client_cpu
 
     async def _phase(
         self, server: ServerUnderTest, maker: CaseMaker, caller: Caller, indices: range, stop_at: float
@@ -522,7 +535,8 @@ class ModeRun:
                 case = maker.make(index)
                 before = server.watch.last_kb
                 result = await caller.send(case)
-                result.rss_jump_kb = server.watch.last_kb - before
+                result.rss_after_kb = server.watch.last_kb
+                result.rss_jump_kb = result.rss_after_kb - before
                 self._record(result, server)
 
         await asyncio.gather(*(worker() for _ in range(self.config.concurrency)))
@@ -558,10 +572,13 @@ class ModeRun:
             del report.slowest[20:]
             self._save(case)
         if result.rss_jump_kb > 4096:
-            report.rss_jumps.append(result)
-            report.rss_jumps.sort(key=lambda r: -r.rss_jump_kb)
-            del report.rss_jumps[20:]
-            self._save(case)
+            # calls in flight together see the same rise: keep the longest of them, the likelier cause
+            same = [r for r in report.rss_jumps if r.rss_after_kb == result.rss_after_kb]
+            if not same or same[0].elapsed < result.elapsed:
+                report.rss_jumps = [r for r in report.rss_jumps if r not in same] + [result]
+                report.rss_jumps.sort(key=lambda r: -r.rss_jump_kb)
+                del report.rss_jumps[20:]
+                self._save(case)
         if result.code not in ("OK",) and INTERNALS.search(result.details) and len(report.notes) < 50:
             report.notes.append(f"{case.rpc} ({case.label}) answers with Python's own text: {result.details[:160]!r}")
         symptom = symptom_of(result)
@@ -668,6 +685,41 @@ def run(config: FuzzConfig, workdir: Path | None = None, log: bool = True) -> li
     return reports
 
 
+async def _send_alone(target: str, case: Case, config: FuzzConfig, mode: str) -> Result:
+    async with grpc.aio.insecure_channel(target) as channel:
+        with grpc.insecure_channel(target) as sync_channel:
+            caller = Caller(channel, sync_channel, config, mode)
+            try:
+                return await caller.send(case)
+            finally:
+                caller.executor.shutdown(wait=True)
+
+
+def replay(path: Path, modes: Sequence[str], deadline: float) -> int:
+    """Send a saved reproduction to a fresh server of each mode; 1 when it still fails."""
+    parts = path.name.split(".")[0].split("-")
+    rpc = parts[-1]
+    if rpc not in RPCS:
+        raise SystemExit(f"{path.name}: no RPC named in the file name (MODE-INDEX-RPC.bin)")
+    stream = path.name.endswith(".stream.txt")
+    messages = [bytes.fromhex(line) for line in path.read_text().split()] if stream else [path.read_bytes()]
+    case = Case(-1, rpc, "replay", path.name, messages, stream, deadline)
+    config = FuzzConfig(deadline=deadline, concurrency=1)
+    failed = 0
+    for mode in modes:
+        with tempfile.TemporaryDirectory(prefix="bigtwo-fuzz-replay-") as folder:
+            with ServerUnderTest(mode, Path(folder)) as server:
+                server.wait_healthy()
+
+                result = asyncio.run(_send_alone(server.target, case, config, mode))
+                alive = server.alive()
+            symptom = symptom_of(result) or ("server died" if not alive else None)
+            print(f"[{mode}] {rpc}: {result.code} in {result.elapsed:.3f} s: {result.details[:300]!r}")
+            print(f"[{mode}] {symptom or 'acceptable answer'}")
+            failed += symptom is not None
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--requests", type=int, default=2000, help="requests per server mode")
@@ -682,11 +734,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", action="append", default=[], help="case name prefix not to send (repeatable)")
     parser.add_argument("--only", action="append", default=[], choices=RPCS, help="attack only this RPC (repeatable)")
     parser.add_argument("--workdir", type=Path, help="keep server logs and reproductions here")
+    parser.add_argument(
+        "--min-requests", type=int, default=0, help="fail when a mode sent fewer (stopped by --seconds or a crash)"
+    )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        help="send one saved reproduction (MODE-INDEX-RPC.bin or .stream.txt) to a fresh server of each mode and "
+        "judge the answer (tokens in it were sealed with another run's key: they are refused now)",
+    )
     args = parser.parse_args(argv)
+    modes = MODES if args.mode == "both" else (args.mode,)
+    if args.replay:
+        return replay(args.replay, modes, args.deadline)
     config = FuzzConfig(
         requests=args.requests,
         seed=args.seed,
-        modes=MODES if args.mode == "both" else (args.mode,),
+        modes=modes,
         seconds=args.seconds,
         concurrency=args.concurrency,
         deadline=args.deadline,
@@ -698,6 +762,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bigtwo-fuzz-"))
     reports = run(config, workdir)
+    for report in reports:
+        if report.requests < args.min_requests:
+            symptom = f"only {report.requests} requests sent ({args.min_requests} required) in {report.seconds:.0f} s"
+            report.failures.append(Failure(symptom))
+            print(f"FAILURE [{report.mode}]: {symptom}")
     total = sum(report.requests for report in reports)
     seconds = sum(report.seconds for report in reports)
     failures = sum(len(report.failures) for report in reports)

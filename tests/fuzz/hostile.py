@@ -372,10 +372,10 @@ class Hostile:
         request = api.SettleMatchRequest(ruleset=self.ruleset(rng)[0] if rng.random() < 0.5 else pb.Ruleset())
         how = rng.randrange(4)
         count = rng.choice((0, 1, 8, 999, 1000, 1001, 5000))
-        for i in range(count):
-            deal = request.deals.add()
+        patterns: list[pb.DealResult] = []
+        for _ in range(min(count, 16)):  # a few distinct deals, repeated: building 5,000 is the server's work
+            deal = pb.DealResult()
             deal.CopyFrom(rng.choice(results))
-            deal.deal_number = i + 1
             if how == 1:
                 deal.scores[:] = [rng.choice((2**31 - 1, -(2**31), 1_000_000, -1_000_000)) for _ in deal.scores]
             elif how == 2:
@@ -383,6 +383,12 @@ class Hostile:
                 deal.deal_number = rng.choice(UINT32_EDGES)
             elif how == 3:
                 deal.scores.extend(rng.choice((0, 1, -1)) for _ in range(rng.choice((1, 100))))
+            patterns.append(deal)
+        if patterns:
+            request.deals.extend((patterns * (count // len(patterns) + 1))[:count])
+            if how != 2:
+                for number, deal in enumerate(request.deals, start=1):
+                    deal.deal_number = number
         request.empty_seats.extend(rng.choice(UINT32_EDGES) for _ in range(rng.choice((0, 1, 4, 100))))
         request.stopped = rng.random() < 0.5
         return request, ("valid", "huge-scores", "odd-winners", "odd-lengths")[how] + f"-{count}"

@@ -81,6 +81,20 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """User plus system CPU time of the live processes among ``pids``."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
 def tree_rss_kb(pid: int, family: Sequence[int] = ()) -> int | None:
     """The RSS of ``pid`` plus that of ``family`` (its descendants), or None when ``pid`` is gone:
     a server that runs heavy calls in worker processes holds their memory too."""
@@ -215,6 +229,10 @@ class ServerUnderTest:
     def rss_kb(self) -> int:
         """The server's RSS now (0 once it is gone)."""
         return self.watch.sample()
+
+    def cpu_seconds(self) -> float:
+        """CPU time the server and its worker processes have used so far."""
+        return cpu_seconds([self.pid, *descendants(self.pid)])
 
     def log_tail(self, lines: int = 40) -> str:
         self._log_file.flush()
