@@ -69,8 +69,8 @@ class ReplayLimits:
     two a deal, so room for a few hundred deals."""
 
     items: int = 12_288
-    """Most array elements in the whole text: a deal has about 105 (one a line: its actions, its
-    hands, its result's six columns of one number a seat), so this reads a match of about 115
+    """Most array elements in the whole text: a deal has about 105 (its actions and hands, one a
+    line, and its result's six columns of one number a seat), so this reads a match of about 115
     deals. Each element becomes a Python object with its line number, which is most of the cost of
     reading a large text; the service audits at most 20,000 actions in any case."""
 
@@ -85,5 +85,6 @@ class ReplayLimits:
     back to ``tomllib`` and a second pass that finds each value's line, which together cost up to
     several microseconds a byte (an array of small numbers is the worst). A hand-written file of
     two or three deals fits."""
+
 
 __all__ = ["ReplayLimits"]
