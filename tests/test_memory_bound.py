@@ -139,11 +139,6 @@ def settled_rss_kb(server: ServerUnderTest) -> int:
     return server.rss_kb()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 13 item 6: the bots' plan memo tables (engine/bots/plan.py) keep entries for every "
-    "ruleset a client sends, about 30 kB per ruleset with pro, in the heavy-call worker",
-)
 def test_rss_growth_stays_under_50_mb_with_random_rulesets_and_bots(tmp_path: Path) -> None:
     with ServerUnderTest("aio", tmp_path, rss_cap_mb=2048) as server:
         server.wait_healthy()
