@@ -49,8 +49,10 @@ bench-bots: venv
 FUZZ_REQUESTS ?= 60000
 FUZZ_SEED     ?= 1
 FUZZ_SECONDS  ?= 330
+FUZZ_MIN      ?= 50000
 fuzz: venv
-	$(PY) tests/fuzz/fuzz_service.py --mode both --requests $(FUZZ_REQUESTS) --seed $(FUZZ_SEED) --seconds $(FUZZ_SECONDS) --min-requests 50000
+	$(PY) tests/fuzz/fuzz_service.py --mode both --requests $(FUZZ_REQUESTS) --seed $(FUZZ_SEED) \
+	  --seconds $(FUZZ_SECONDS) --min-requests $(FUZZ_MIN)
 
 lint: venv
 	$(VENV)/bin/ruff check engine service clients tests
