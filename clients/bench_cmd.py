@@ -230,6 +230,8 @@ def engine_figures(runs: int = DEFAULT_RUNS, emit: Callable[[Figure], None] | No
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
+    from .arguments import positive_int
+
     parser: argparse.ArgumentParser = sub.add_parser(
         "bench",
         help="measure speed figures (bench engine)",
@@ -243,23 +245,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON object per figure, one per line")
     parser.add_argument(
         "--runs",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_RUNS,
         metavar="N",
         help=f"runs per figure (default {DEFAULT_RUNS})",
     )
     parser.set_defaults(func=run_command)
     return parser
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("--runs must be at least 1")
-    return value
 
 
 def run_command(args: argparse.Namespace) -> int:

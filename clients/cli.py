@@ -9,16 +9,24 @@ that imports its module and calls its ``add_parser``. Only the command being run
 appear in the listing as light placeholders. To add a command, add one :class:`Command` line
 below (its loader imports the module inside the function). ``build_parser()`` without arguments
 loads every command (tests, documentation).
+
+Errors: :func:`main` is the command's one error boundary. Whatever a command raises ends in one or
+two sentences on stderr and an exit status (2: usage, 1: failure), by
+:func:`bigtwo.client.errors.handle`; ``--debug`` anywhere on the line shows the traceback too.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+
+from .arguments import Parser
+from .errors import handle
 
 
 def _version() -> str:
@@ -139,7 +147,7 @@ def _command_in(argv: Sequence[str]) -> str | None:
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; with ``argv``, only the command it names is loaded (the rest are placeholders)."""
-    parser = argparse.ArgumentParser(prog="bigtwo", description="Big Two rules engine and service.")
+    parser = Parser(prog="bigtwo", description="Big Two rules engine and service.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = None if argv is None else _command_in(argv)
     for command in COMMANDS:
@@ -152,15 +160,37 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _take_debug(argv: list[str]) -> bool:
+    """Remove every ``--debug`` before a ``--`` from ``argv``; whether there was one. Taken out
+    before parsing so that it works wherever it stands (``bigtwo --debug deal``, ``bigtwo deal
+    --debug``) and even when the parser cannot be built (a bad environment variable)."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    found = "--debug" in argv[:end]
+    argv[:end] = [word for word in argv[:end] if word != "--debug"]
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run the command ``argv`` names; its exit status. The command's error boundary."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
-    func = getattr(args, "func", None)
-    if func is None:
-        parser.print_help()
-        return 0
-    return int(func(args))
+    debug = _take_debug(argv)
+    # gRPC's C core logs connection failures on stderr by itself; the command says them in words.
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    command = _command_in(argv)
+    prog = f"bigtwo {command}" if command else "bigtwo"
+    try:
+        parser = build_parser(argv)
+        args = parser.parse_args(argv)
+        func = getattr(args, "func", None)
+        if func is None:
+            parser.print_help()
+            status = 0
+        else:
+            status = int(func(args))
+        sys.stdout.flush()  # a closed pipe shows here, inside the boundary, rather than at exit
+        return status
+    except BaseException as error:  # the one boundary: everything ends in words
+        return handle(error, prog, debug=debug)
 
 
 if __name__ == "__main__":

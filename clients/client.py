@@ -380,6 +380,8 @@ def error_from_rpc(error: Any, target: str = "") -> BigTwoError:
                 info = error_details_pb2.ErrorInfo()
                 detail.Unpack(info)
                 reason, metadata = info.reason, dict(info.metadata)
+    if code is grpc.StatusCode.UNAVAILABLE and not reason:
+        reason = connection_failure(message or "")[0]
     cls = _ERRORS.get(code, BigTwoError)
     return cls(code, message or "", violations=violations, reason=reason, metadata=metadata, target=target)
 
@@ -465,6 +467,144 @@ def _channel_options(security: Security) -> list[tuple[str, Any]]:
     if security.server_name:
         options.append(("grpc.ssl_target_name_override", security.server_name))
     return options
+
+
+# -- connection failures -------------------------------------------------------------------------
+
+_CONNECTION_FAILURES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    # (words of gRPC's failure text, lower case; the reason; what it means, in words)
+    (("connection refused",), "CONNECTION_REFUSED", "nothing is listening there (connection refused)"),
+    (
+        ("domain name not found", "errors resolving", "dns resolution failed", "name or service not known"),
+        "NAME_NOT_RESOLVED",
+        "the host name does not resolve",
+    ),
+    (("wrong_version_number",), "TLS_NOT_SPOKEN", "the TLS handshake failed: the server does not speak TLS"),
+    (
+        ("certificate_verify_failed", "certificate verify failed"),
+        "TLS_CERTIFICATE_REJECTED",
+        "the TLS handshake failed: the server's certificate is not trusted",
+    ),
+    (("handshake", "ssl_error", "tsi_"), "TLS_HANDSHAKE_FAILED", "the TLS handshake failed"),
+    (
+        ("http1", "failed parsing http/2", "expected settings frame"),
+        "NOT_GRPC",
+        "the server there is not a gRPC server (it answered HTTP/1)",
+    ),
+    (
+        ("socket closed", "connection reset", "end of tcp stream", "connection closed", "goaway"),
+        "CONNECTION_CLOSED",
+        "the server there closed the connection at once",
+    ),
+    (
+        ("before receiving settings", "timed out"),
+        "NO_ANSWER",
+        "the server there accepted the connection but never answered as a gRPC server",
+    ),
+    (
+        ("network is unreachable", "no route to host", "host is unreachable"),
+        "NO_ROUTE",
+        "there is no route to that host",
+    ),
+)
+
+
+def connection_failure(details: str) -> tuple[str, str]:
+    """What a connection failure's text (gRPC's ``details()`` of an UNAVAILABLE call) means: a
+    reason (``CONNECTION_REFUSED``, ``NAME_NOT_RESOLVED``, ``TLS_NOT_SPOKEN``,
+    ``TLS_CERTIFICATE_REJECTED``, ``TLS_HANDSHAKE_FAILED``, ``NOT_GRPC``, ``CONNECTION_CLOSED``,
+    ``NO_ANSWER``, ``NO_ROUTE``, else ``UNAVAILABLE``) and the same in words, for people."""
+    text = details.lower()
+    for words, reason, meaning in _CONNECTION_FAILURES:
+        if any(word in text for word in words):
+            return reason, meaning
+    return "UNAVAILABLE", f"it does not answer ({details.strip() or 'unavailable'})"
+
+
+def _probe(channel: Any, timeout: float) -> str | None:
+    """One call with a short deadline and no waiting for a connection: gRPC's own account of why
+    the channel cannot connect (None when the call got through to a server, whatever it said)."""
+    try:
+        channel.unary_unary("/grpc.health.v1.Health/Check")(b"", timeout=timeout)
+    except grpc.RpcError as error:
+        failed: Any = error
+        if failed.code() is grpc.StatusCode.UNAVAILABLE:
+            return str(failed.details() or "")
+        if failed.code() is grpc.StatusCode.DEADLINE_EXCEEDED:
+            return ""
+    return None
+
+
+_FAIL_AT_ONCE = frozenset(
+    {"CONNECTION_REFUSED", "NAME_NOT_RESOLVED", "TLS_NOT_SPOKEN", "TLS_CERTIFICATE_REJECTED", "NOT_GRPC", "NO_ROUTE"}
+)
+"""Failures that waiting does not mend: an impatient wait gives up at the first one. Others (a
+connection accepted but not answered: a server that listens before it serves) are waited out."""
+
+
+def await_connection(channel: Any, target: str, timeout: float, *, patient: bool = True) -> None:
+    """Wait until the sync ``channel`` to ``target`` is connected, at most ``timeout`` seconds.
+
+    ``patient``: wait through every failed attempt (a server that is still starting); otherwise
+    give up at the first attempt that fails for good (nothing listening, a TLS mismatch, not a
+    gRPC server...), which for a dead address takes milliseconds instead of the whole ``timeout``.
+    Raises :class:`BigTwoUnavailable` whose ``reason`` and message say what was seen (see
+    :func:`connection_failure`; ``NO_ANSWER`` when nothing happened in time)."""
+    changed = threading.Event()
+    seen: list[grpc.ChannelConnectivity] = []
+
+    def watch(state: grpc.ChannelConnectivity) -> None:
+        seen.append(state)
+        changed.set()
+
+    deadline = time.monotonic() + max(0.0, timeout)
+    channel.subscribe(watch, try_to_connect=True)
+    try:
+        while changed.wait(max(0.0, deadline - time.monotonic())):
+            changed.clear()
+            state = seen[-1]
+            if state is grpc.ChannelConnectivity.READY:
+                return
+            if state is grpc.ChannelConnectivity.TRANSIENT_FAILURE and not patient:
+                details = _probe(channel, min(1.0, max(0.1, deadline - time.monotonic())))
+                if details is None:
+                    return
+                reason, meaning = connection_failure(details)
+                if reason in _FAIL_AT_ONCE:
+                    raise BigTwoUnavailable(grpc.StatusCode.UNAVAILABLE, meaning, reason=reason, target=target)
+            if time.monotonic() >= deadline:
+                break
+    finally:
+        channel.unsubscribe(watch)
+    if seen and seen[-1] is grpc.ChannelConnectivity.READY:
+        return
+    if grpc.ChannelConnectivity.TRANSIENT_FAILURE in seen:
+        details = _probe(channel, min(1.0, max(0.1, timeout)))
+        if details is None:
+            return
+        if details:
+            reason, meaning = connection_failure(details)
+            raise BigTwoUnavailable(grpc.StatusCode.UNAVAILABLE, meaning, reason=reason, target=target)
+    raise BigTwoUnavailable(
+        grpc.StatusCode.UNAVAILABLE, f"no answer within {timeout:g} s", reason="NO_ANSWER", target=target
+    )
+
+
+def check_reachable(
+    target: str, *, timeout: float = DEFAULT_TIMEOUT, security: Security | None = None, patient: bool = False
+) -> None:
+    """Connect to ``target`` once and let go: raises :class:`BigTwoUnavailable` (see
+    :func:`await_connection`) when it cannot be reached. For commands that use the generated stubs
+    or grpc.aio and want to stop before their first call rather than fail every one."""
+    security = security or Security()
+    credentials = security.channel_credentials()
+    options = _channel_options(security)
+    if credentials is None:
+        channel = grpc.insecure_channel(target, options=options)
+    else:
+        channel = grpc.secure_channel(target, credentials, options=options)
+    with channel:
+        await_connection(channel, target, timeout, patient=patient)
 
 
 # -- conversions (protobuf stays in this module) -------------------------------------------------
@@ -858,15 +998,12 @@ class BigTwoClient(_Base):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def wait_ready(self, timeout: float = 10.0) -> None:
-        """Block until every target accepts connections (raises BigTwoUnavailable)."""
+    def wait_ready(self, timeout: float = 10.0, *, patient: bool = True) -> None:
+        """Block until every target accepts connections, at most ``timeout`` seconds each; raises
+        :class:`BigTwoUnavailable` saying why one does not (:func:`await_connection`). Not
+        ``patient``: give up at a target's first failed attempt instead of waiting for it to start."""
         for channel in self._channels:
-            try:
-                grpc.channel_ready_future(channel.channel).result(timeout=timeout)
-            except grpc.FutureTimeoutError:
-                raise BigTwoUnavailable(
-                    grpc.StatusCode.UNAVAILABLE, f"{channel.target} not ready in {timeout} s", target=channel.target
-                ) from None
+            await_connection(channel.channel, channel.target, timeout, patient=patient)
 
     # -- transport -------------------------------------------------------------------------------
 

@@ -7,7 +7,6 @@ HEALTHCHECK or a script needs. Kubernetes uses its own ``grpc:`` probe against t
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
@@ -15,6 +14,8 @@ DEFAULT_TARGET = "127.0.0.1:50051"
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
+    from .arguments import env_default, pem_certificates, positive_seconds, target
+
     parser: argparse.ArgumentParser = sub.add_parser(
         "health",
         help="check a server with the gRPC health checking protocol (exit 0 when SERVING)",
@@ -22,16 +23,20 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--target",
-        default=os.environ.get("BIGTWO_HEALTH_TARGET", DEFAULT_TARGET),
+        type=target,
+        default=env_default("BIGTWO_HEALTH_TARGET", DEFAULT_TARGET),
         help="HOST:PORT (env BIGTWO_HEALTH_TARGET; default %(default)s)",
     )
     parser.add_argument(
         "--service", default="", help="service name to ask about ('' = the server as a whole; bigtwo.v1.BigTwoService)"
     )
-    parser.add_argument("--timeout", type=float, default=2.0, help="seconds (default %(default)s)")
+    parser.add_argument(
+        "--timeout", type=positive_seconds, default=2.0, help="seconds to connect and to answer (default %(default)s)"
+    )
     parser.add_argument(
         "--tls-ca",
-        default=os.environ.get("BIGTWO_HEALTH_TLS_CA", ""),
+        type=pem_certificates,
+        default=env_default("BIGTWO_HEALTH_TLS_CA", ""),
         help="PEM CA bundle: connect with TLS and verify the server against it (env BIGTWO_HEALTH_TLS_CA)",
     )
     parser.add_argument(
@@ -66,6 +71,16 @@ def check(target: str, service: str = "", timeout: float = 2.0, tls_ca: str = ""
 
 
 def health_main(args: argparse.Namespace) -> int:
+    from .client import BigTwoUnavailable, Security, check_reachable
+
+    security = Security(tls=bool(args.tls_ca), ca_file=args.tls_ca, server_name=args.server_name)
+    try:
+        # A dead address, a TLS mismatch or a port that is no gRPC server: one sentence saying which.
+        check_reachable(args.target, timeout=args.timeout, security=security)
+    except BigTwoUnavailable:
+        if args.quiet:
+            return 1
+        raise
     status = check(args.target, args.service, args.timeout, args.tls_ca, args.server_name)
     if not args.quiet:
         print(

@@ -212,15 +212,27 @@ def own_server(quiet: bool = True) -> Iterator[str]:
 
 
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    from bigtwo.client.arguments import pem_certificates, pem_private_key, positive_seconds, target
+
     add = parser.add_argument
-    add("--target", default="", help="the service, host:port[,host:port...] (default: start one on a free port)")
+    add(
+        "--target",
+        type=target,
+        default="",
+        help="the service, host:port[,host:port...] (default: start one on a free port)",
+    )
     add("--tls", action="store_true", help="connect with TLS")
-    add("--ca", default="", help="PEM CA bundle to trust (TLS)")
-    add("--cert", default="", help="PEM client certificate (mutual TLS)")
-    add("--key", default="", help="PEM client key (mutual TLS)")
+    add("--ca", type=pem_certificates, default="", help="PEM CA bundle to trust (TLS)")
+    add("--cert", type=pem_certificates, default="", help="PEM client certificate (mutual TLS)")
+    add("--key", type=pem_private_key, default="", help="PEM client key (mutual TLS)")
     add("--server-name", default="", help="name to check on the server's certificate")
     add("--token", default=os.environ.get("BIGTWO_AUTH_TOKEN", ""), help="bearer token (env BIGTWO_AUTH_TOKEN)")
-    add("--timeout", type=float, default=5.0, help="deadline of each call in seconds (default %(default)s)")
+    add(
+        "--timeout",
+        type=positive_seconds,
+        default=5.0,
+        help="seconds to connect to --target, and the deadline of each call (default %(default)s)",
+    )
 
 
 def make_client(args: argparse.Namespace, target: str) -> Any:
@@ -244,7 +256,10 @@ def session(args: argparse.Namespace) -> Iterator[tuple[Any, OwnServer | None]]:
     with contextlib.ExitStack() as stack:
         server = None if args.target else stack.enter_context(OwnServer())
         client = stack.enter_context(make_client(args, args.target or (server.target if server else "")))
-        client.wait_ready(timeout=30)
+        if args.target:  # fails at its first refused connection, within --timeout
+            client.wait_ready(timeout=args.timeout, patient=False)
+        else:  # our own server may still be starting
+            client.wait_ready(timeout=30)
         yield client, server
 
 

@@ -5,8 +5,6 @@ seconds). Every ``bigtwo serve`` flag works here too."""
 from __future__ import annotations
 
 import argparse
-import socket
-import sys
 from typing import Any
 
 BANNER = """\
@@ -22,25 +20,17 @@ Ctrl-C stops the service. Its log follows (one JSON line per call).
 """
 
 
-def _port_free(host: str, port: int) -> bool:
-    with socket.socket() as sock:
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
 def run_main(args: argparse.Namespace) -> int:
     from bigtwo.service import server
 
-    if args.port and not _port_free(args.host, args.port):
-        print(
-            f"bigtwo run: {args.host}:{args.port} is already in use (is a service already running?). "
-            f"Try: bigtwo run --port {args.port + 1}",
-            file=sys.stderr,
+    from .arguments import port_free
+    from .errors import CommandError
+
+    if args.port and not port_free(args.host, args.port):
+        raise CommandError(
+            f"{args.host}:{args.port} is already in use (is a service already running?). "
+            f"Try: bigtwo run --port {args.port + 1}"
         )
-        return 1
     metrics = f"; metrics on http://{args.host}:{args.metrics_port}/metrics" if args.metrics_port else ""
     print(BANNER.format(host=args.host, port=args.port, metrics=metrics), flush=True)
     return server.serve_main(args)

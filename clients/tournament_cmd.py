@@ -265,13 +265,15 @@ def _parse_option(text: str) -> tuple[str, str]:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
+    from .arguments import output_file, positive_float, positive_int, preset_name
+
     parser: argparse.ArgumentParser = sub.add_parser(
         "tournament",
         help="bot levels against each other on duplicate deals",
-        description=__doc__,
+        description=(__doc__ or "").replace("``", ""),  # the docstring's markup is not for a terminal
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--preset", default="classic", help="ruleset preset (default classic)")
+    parser.add_argument("--preset", type=preset_name, default="classic", help="ruleset preset (default classic)")
     parser.add_argument(
         "--option",
         action="append",
@@ -283,23 +285,26 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--levels", default="great,good,random", help=f"comma-separated levels from {', '.join(LEVELS)}"
     )
-    parser.add_argument("--deals", type=int, default=100, help="duplicate deals (each played once per rotation)")
+    parser.add_argument(
+        "--deals", type=positive_int, default=100, help="duplicate deals (each played once per rotation)"
+    )
     parser.add_argument("--seed", type=int, default=42, help="seed of the deal codes and the bots")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--jobs", type=positive_int, default=1, help="worker processes")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     parser.add_argument("--pairs", action="store_true", help="with --json, add paired differences under 'pairs'")
     parser.add_argument(
         "--plot",
+        type=output_file,
         default=None,
         metavar="PNG",
         help="write the bar chart to PNG (default ./tournament-<preset>.png; its path is printed)",
     )
     parser.add_argument("--no-plot", action="store_true", help="write no plot")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--pro-sims", type=int, default=None, help="pro: rollouts per decision")
-    parser.add_argument("--pro-steps", type=int, default=None, help="pro: rollout moves per decision")
+    parser.add_argument("--pro-sims", type=positive_int, default=None, help="pro: rollouts per decision")
+    parser.add_argument("--pro-steps", type=positive_int, default=None, help="pro: rollout moves per decision")
     parser.add_argument(
-        "--pro-ms", type=float, default=None, help="pro: time cap per decision in ms (not reproducible)"
+        "--pro-ms", type=positive_float, default=None, help="pro: time cap per decision in ms (not reproducible)"
     )
     parser.set_defaults(func=run_command)
     return parser
@@ -317,19 +322,16 @@ def budget_from(args: argparse.Namespace) -> Budget | None:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from .errors import UsageError
+
     levels = [level.strip().lower() for level in args.levels.split(",") if level.strip()]
     unknown = [level for level in levels if level not in LEVELS]
     if not levels or unknown or len(set(levels)) != len(levels):
-        print(f"bigtwo tournament: --levels takes distinct names from {', '.join(LEVELS)}", file=sys.stderr)
-        return 2
-    if args.deals < 1:
-        print("bigtwo tournament: --deals must be at least 1", file=sys.stderr)
-        return 2
+        raise UsageError(f"--levels {args.levels!r}: give distinct names from {', '.join(LEVELS)}.")
     try:
         ruleset = Ruleset.from_mapping({"preset": args.preset, **dict(args.option)})
     except ValueError as exc:
-        print(f"bigtwo tournament: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--option: {exc}") from None
     budget = budget_from(args)
     if args.no_progress:
         result = run_tournament(ruleset, levels, args.deals, args.seed, args.jobs, budget)

@@ -87,25 +87,24 @@ def load_vector_files(paths: Iterable[str | Path]) -> list[VectorFile]:
 
 
 def _safe_judge(judge: Judge, case: Case) -> CaseResult:
-    # A judge that breaks (a bug, a lost connection) fails the case instead of the whole run.
+    # A judge that breaks (a bug, a refused call) fails the case instead of the whole run; a
+    # service gone stops the run (CommandError: bigtwo.client.errors).
+    from .errors import CommandError
+
     try:
         return judge(case)
+    except CommandError:
+        raise
     except Exception as exc:
         return CaseResult(str(case.get("id", "?")), False, "a verdict", f"error {type(exc).__name__}: {exc}")
 
 
-def run_vector_files(
-    paths: Iterable[str | Path],
+def judge_files(
+    files: Iterable[VectorFile],
     judge: Judge = check_case,
     on_failure: Callable[[CaseResult, Path], None] | None = None,
 ) -> tuple[int, int]:
-    """Judge every case of every vector file under ``paths`` with ``judge`` (a case -> CaseResult
-    callable: the local engine by default, a service client later). Returns ``(passed, failed)``;
-    ``on_failure`` is called with each failing result and the file it came from.
-
-    Raises :class:`VectorFileError` before judging anything when a path is missing or a file
-    cannot be read or parsed."""
-    files = load_vector_files(paths)
+    """Judge every case of ``files`` with ``judge``; ``(passed, failed)``, as :func:`run_vector_files`."""
     passed = failed = 0
     for vector_file in files:
         for case in vector_file.cases:
@@ -119,6 +118,20 @@ def run_vector_files(
     return passed, failed
 
 
+def run_vector_files(
+    paths: Iterable[str | Path],
+    judge: Judge = check_case,
+    on_failure: Callable[[CaseResult, Path], None] | None = None,
+) -> tuple[int, int]:
+    """Judge every case of every vector file under ``paths`` with ``judge`` (a case -> CaseResult
+    callable: the local engine by default, a service client later). Returns ``(passed, failed)``;
+    ``on_failure`` is called with each failing result and the file it came from.
+
+    Raises :class:`VectorFileError` before judging anything when a path is missing or a file
+    cannot be read or parsed."""
+    return judge_files(load_vector_files(paths), judge, on_failure)
+
+
 def failure_line(result: CaseResult) -> str:
     return f"FAIL {result.case_id}: expected {result.expected}; got {result.got}"
 
@@ -128,43 +141,95 @@ def summary_line(passed: int, failed: int) -> str:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
+    from .arguments import positive_seconds, target
+
     parser: argparse.ArgumentParser = sub.add_parser(
         "vectors",
         help="judge rule-vector files against the engine",
         description=(
             "Judge rule-vector files (shared/vectors/README.md format). Prints one line per failing "
-            "case and ends with 'N passed, N failed'. Exit 0: all passed; 1: some failed; "
-            "2: a path is missing or a file cannot be read or parsed."
+            "case and ends with 'N passed, N failed'. Exit 0: all passed; 1: some failed, or the service "
+            "cannot be reached; 2: a path is missing or a file cannot be read or parsed."
         ),
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="vector files or folders (searched for *.json)")
     parser.add_argument(
         "--target",
+        type=target,
         metavar="HOST:PORT",
         help="judge the cases through a running service (bigtwo serve) instead of the local engine",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=5.0,
+        help="with --target: seconds to connect, and the deadline of each call",
     )
     parser.set_defaults(func=run_command)
     return parser
 
 
 def run_command(args: argparse.Namespace) -> int:
-    return main_vectors(args.paths, target=args.target)
+    return main_vectors(args.paths, target=args.target, timeout=args.timeout)
 
 
-def main_vectors(paths: Sequence[str], *, target: str | None = None, out: TextIO | None = None) -> int:
+class _StopOnLostService:
+    """The service judge, stopping the whole run at the first case it could not send.
+
+    :class:`~bigtwo.service.vectors_judge.ServiceJudge` answers a failed call with a failing
+    result (``got`` = ``error CODE: details``), which is right for a call the service refused but
+    not for a service gone: every following case would fail the same way, one line each."""
+
+    def __init__(self, judge: Judge, target: str) -> None:
+        self.judge = judge
+        self.target = target
+
+    def __call__(self, case: Case) -> CaseResult:
+        result = self.judge(case)
+        if result.passed:
+            return result
+        if result.got.startswith("error UNAVAILABLE"):
+            from .client import connection_failure
+            from .errors import unreachable
+
+            reason, why = connection_failure(result.got)
+            raise unreachable(self.target, reason, f"{why} (at case {result.case_id})")
+        if result.got.startswith("error UNIMPLEMENTED"):
+            from .errors import ServiceRefused
+
+            raise ServiceRefused(
+                f"the server at {self.target} is not a Big Two service (it does not know the calls the "
+                "cases need). Check --target."
+            )
+        return result
+
+
+def main_vectors(
+    paths: Sequence[str], *, target: str | None = None, timeout: float = 5.0, out: TextIO | None = None
+) -> int:
+    """Judge ``paths``; the exit status. Unreadable files raise :class:`~bigtwo.client.errors.UsageError`
+    and a service that cannot be reached :class:`~bigtwo.client.errors.ServiceUnreachable` (both
+    before any case is judged, or at the first case that could not be sent)."""
+    from .errors import UsageError
+
     out = out if out is not None else sys.stdout
+    try:
+        files = load_vector_files(paths)  # every file read before the service is asked anything
+    except VectorFileError as exc:
+        raise UsageError(str(exc)) from None
     judge: Judge = check_case
     service_judge = None
     if target is not None:
         from bigtwo.service.vectors_judge import ServiceJudge
 
-        judge = service_judge = ServiceJudge(target)
+        from .client import check_reachable
+
+        check_reachable(target, timeout=timeout)
+        service_judge = ServiceJudge(target, timeout=timeout)
+        judge = _StopOnLostService(service_judge, target)
     printer = _Printer(out)
     try:
-        passed, failed = run_vector_files(paths, judge, lambda result, _path: printer.failure(result))
-    except VectorFileError as exc:
-        printer.error(str(exc))
-        return EXIT_UNREADABLE
+        passed, failed = judge_files(files, judge, lambda result, _path: printer.failure(result))
     finally:
         if service_judge is not None:
             service_judge.close()
@@ -194,9 +259,6 @@ class _Printer:
             self.console.print(line, soft_wrap=True)
         else:
             print(failure_line(result), file=self.out, flush=True)
-
-    def error(self, message: str) -> None:
-        print(f"bigtwo vectors: {message}", file=sys.stderr)
 
     def summary(self, passed: int, failed: int) -> None:
         text = summary_line(passed, failed)

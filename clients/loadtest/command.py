@@ -37,36 +37,83 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    from ..arguments import (
+        non_negative_float,
+        non_negative_int,
+        non_negative_seconds,
+        one_of,
+        output_file,
+        positive_int,
+        positive_seconds,
+        preset_name,
+        share,
+        target,
+    )
+
     add = parser.add_argument
-    add("--target", action="append", default=[], help="HOST:PORT of a replica; repeat or comma-separate")
-    add("--spawn", type=int, default=0, help="start N local replicas on 127.0.0.1 free ports and target them")
-    add("--server-mode", choices=("aio", "sync"), default="aio", help="mode of spawned replicas (default aio)")
+    add("--target", type=target, action="append", default=[], help="HOST:PORT of a replica; repeat or comma-separate")
+    add(
+        "--timeout",
+        type=positive_seconds,
+        default=5.0,
+        help="seconds each --target gets to accept a connection before the run is called off",
+    )
+    add(
+        "--spawn",
+        type=non_negative_int,
+        default=0,
+        help="start N local replicas on 127.0.0.1 free ports and target them",
+    )
+    add(
+        "--server-mode",
+        type=one_of(("aio", "sync")),
+        choices=("aio", "sync"),
+        default="aio",
+        help="mode of spawned replicas (default aio)",
+    )
     add("--noop", action="store_true", help="spawned replicas are no-op servers (canned answers, no engine)")
     add("--compare-noop", action="store_true", help="then run the same load against as many no-op replicas")
-    add("--mode", choices=("stream", "unary"), default="stream", help="PlayStream per game or ApplyMove per move")
-    add("--concurrency", "-c", type=int, default=32, help="games played at once (default 32)")
-    add("--games", type=int, default=0, help="games to start, each played to its end (0: no bound)")
-    add("--moves", type=int, default=0, help="stop after this many judged moves (0: no bound)")
-    add("--duration", type=float, default=10.0, help="stop after this many seconds (0: no bound; default 10)")
-    add("--ramp-seconds", type=float, default=0.0, help="start the games evenly over this many seconds")
-    add("--rate", type=float, default=0.0, help="target moves/s over all games (0: as fast as answered)")
-    add("--refused-share", type=float, default=0.05, help="share of moves sent to be refused (default 0.05)")
-    add("--malformed-share", type=float, default=0.0, help="extra malformed requests per move (default 0)")
-    add("--channels", type=int, default=2, help="connections per target (default 2)")
-    add("--processes", type=int, default=1, help="load generator processes (default 1)")
+    add(
+        "--mode",
+        type=one_of(("stream", "unary")),
+        choices=("stream", "unary"),
+        default="stream",
+        help="PlayStream per game or ApplyMove per move",
+    )
+    add("--concurrency", "-c", type=positive_int, default=32, help="games played at once (default 32)")
+    add("--games", type=non_negative_int, default=0, help="games to start, each played to its end (0: no bound)")
+    add("--moves", type=non_negative_int, default=0, help="stop after this many judged moves (0: no bound)")
+    add(
+        "--duration",
+        type=non_negative_seconds,
+        default=10.0,
+        help="stop after this many seconds (0: no bound; default 10)",
+    )
+    add("--ramp-seconds", type=non_negative_seconds, default=0.0, help="start the games evenly over this many seconds")
+    add("--rate", type=non_negative_float, default=0.0, help="target moves/s over all games (0: as fast as answered)")
+    add("--refused-share", type=share, default=0.05, help="share of moves sent to be refused (default 0.05)")
+    add("--malformed-share", type=share, default=0.0, help="extra malformed requests per move (default 0)")
+    add("--channels", type=positive_int, default=2, help="connections per target (default 2)")
+    add("--processes", type=positive_int, default=1, help="load generator processes (default 1)")
     add(
         "--source",
+        type=one_of(("engine", "service")),
         choices=("engine", "service"),
         default="engine",
         help="legal moves from the local engine or LegalMoves",
     )
-    add("--preset", default="classic", help="ruleset preset (default classic)")
+    add("--preset", type=preset_name, default="classic", help="ruleset preset (default classic)")
     add("--seed", type=int, default=1, help="seed of the deal codes and move choices")
-    add("--call-timeout", type=float, default=10.0, help="seconds per call before DEADLINE_EXCEEDED")
+    add("--call-timeout", type=positive_seconds, default=10.0, help="seconds per call before DEADLINE_EXCEEDED")
     add("--auth-token", default="", help="bearer token, when the service asks for one")
-    add("--kill-after", type=float, default=0.0, help="with --spawn >= 2: SIGKILL one replica after S seconds")
+    add(
+        "--kill-after",
+        type=non_negative_seconds,
+        default=0.0,
+        help="with --spawn >= 2: SIGKILL one replica after S seconds",
+    )
     add("--json", action="store_true", help="print the report as one JSON object")
-    add("--plot", default="", help="write a PNG latency plot here")
+    add("--plot", type=output_file, default="", help="write a PNG latency plot here")
     add("--no-progress", action="store_true", help="no live progress line")
     parser.set_defaults(func=loadtest_main)
     return parser
@@ -78,6 +125,8 @@ def loadtest_main(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
+    from ..client import check_reachable
+    from ..errors import UsageError
     from .generator import LoadConfig
     from .report import recovery, summary, table
     from .runner import Replicas, run_load
@@ -86,21 +135,15 @@ def loadtest_main(args: argparse.Namespace) -> int:
     if args.noop and not args.spawn:
         args.spawn = 1
     if args.spawn and targets:
-        print("bigtwo loadtest: give --target or --spawn, not both", file=sys.stderr)
-        return 2
+        raise UsageError("give --target or --spawn, not both.")
     if not args.spawn and not targets:
-        print("bigtwo loadtest: give --target HOST:PORT (repeatable) or --spawn N", file=sys.stderr)
-        return 2
+        raise UsageError("give --target HOST:PORT (repeatable) or --spawn N.")
     if args.kill_after and args.spawn < 2:
-        print("bigtwo loadtest: --kill-after needs --spawn 2 or more", file=sys.stderr)
-        return 2
+        raise UsageError("--kill-after needs --spawn 2 or more.")
     if not (args.games or args.moves or args.duration):
-        print("bigtwo loadtest: bound the run with --games, --moves or --duration", file=sys.stderr)
-        return 2
-    for name in ("refused_share", "malformed_share"):
-        if not 0 <= getattr(args, name) <= 1:
-            print(f"bigtwo loadtest: --{name.replace('_', '-')} is a share between 0 and 1", file=sys.stderr)
-            return 2
+        raise UsageError("bound the run with --games, --moves or --duration.")
+    for given in targets:  # a dead target calls the run off at once, instead of every game failing
+        check_reachable(given, timeout=args.timeout)
 
     def config(target_list: list[str], verify: bool) -> LoadConfig:
         return LoadConfig(
@@ -131,10 +174,11 @@ def loadtest_main(args: argparse.Namespace) -> int:
         if replicas:
             targets = replicas.targets
         if args.kill_after and replicas:
+            victims = replicas
 
             def kill() -> None:
                 killed.append(time.monotonic())
-                replicas.kill(0)
+                victims.kill(0)
 
             timer = threading.Timer(args.kill_after, kill)
             timer.daemon = True

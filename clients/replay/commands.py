@@ -21,23 +21,31 @@ REPORT_FORMAT = "bigtwo-audit-report/1"
 
 def load_key(path: str | Path) -> bytes:
     """A signing key file: its bytes, trailing whitespace (a final newline) removed."""
+    from ..errors import UsageError
+
     key = Path(path).read_bytes().rstrip()
     if not key:
-        raise ValueError(f"key file {path} is empty")
+        raise UsageError(f"--key {path}: the key file is empty; give the file the replays were signed with.")
     return key
 
 
 def add_parsers(sub: Any) -> None:
+    from ..arguments import non_negative_int, output_file, positive_int, readable_file
+
     replay = sub.add_parser(
         "replay",
         help="show a replay file trick by trick (or write it as an HTML page)",
         description="Re-run a replay file through the engine and show it trick by trick, with refusals, "
         "settlement cards and match totals. Exit status 1 when the file does not check out.",
     )
-    replay.add_argument("file", help="a bigtwo-replay/1 TOML file")
-    replay.add_argument("--html", metavar="OUT.html", help="write one self-contained HTML page instead")
-    replay.add_argument("--key", metavar="FILE", help="signing key file to verify the signature with")
-    replay.add_argument("--width", type=int, default=None, help="terminal width (default: detected)")
+    replay.add_argument("file", type=readable_file, help="a bigtwo-replay/1 TOML file")
+    replay.add_argument(
+        "--html", type=output_file, metavar="OUT.html", help="write one self-contained HTML page instead"
+    )
+    replay.add_argument(
+        "--key", type=readable_file, metavar="FILE", help="signing key file to verify the signature with"
+    )
+    replay.add_argument("--width", type=positive_int, default=None, help="terminal width (default: detected)")
     replay.set_defaults(func=cmd_replay)
 
     audit = sub.add_parser(
@@ -47,9 +55,15 @@ def add_parsers(sub: Any) -> None:
         "Exit status 1 when any file fails.",
     )
     audit.add_argument("paths", nargs="+", metavar="PATH", help="replay files or folders (searched for *.toml)")
-    audit.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default 1; 0 = one per CPU)")
-    audit.add_argument("--json", metavar="REPORT.json", help="write a JSON report ('-' for standard output)")
-    audit.add_argument("--key", metavar="FILE", help="signing key file: signatures are verified with it")
+    audit.add_argument(
+        "--jobs", "-j", type=non_negative_int, default=1, help="worker processes (default 1; 0 = one per CPU)"
+    )
+    audit.add_argument(
+        "--json", type=output_file, metavar="REPORT.json", help="write a JSON report ('-' for standard output)"
+    )
+    audit.add_argument(
+        "--key", type=readable_file, metavar="FILE", help="signing key file: signatures are verified with it"
+    )
     audit.add_argument("--require-signature", action="store_true", help="unsigned files fail")
     audit.add_argument("--quiet", "-q", action="store_true", help="no progress bar or table, only the summary line")
     audit.set_defaults(func=cmd_audit)
@@ -61,15 +75,13 @@ def add_parsers(sub: Any) -> None:
 def cmd_replay(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from ..errors import UsageError
+
     console = Console(width=args.width) if args.width else Console()
     try:
         log = read_replay(args.file)
     except ReplayFormatError as exc:
-        Console(stderr=True).print(f"[bold red]{args.file}: {exc}[/]", highlight=False)
-        return 2
-    except OSError as exc:
-        Console(stderr=True).print(f"[bold red]{args.file}: {exc.strerror}[/]", highlight=False)
-        return 2
+        raise UsageError(f"{args.file} is not a replay file bigtwo can read: {exc}") from None
     key = load_key(args.key) if args.key else None
     verdict = audit_log(log, key)
     if args.html:
@@ -191,15 +203,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
+    from ..errors import UsageError
+
     err = Console(stderr=True)
     files = list(iter_replay_files(args.paths))
     missing = [f for f in files if not Path(f).exists()]
     if missing:
-        err.print(f"[bold red]no such file or folder: {missing[0]}[/]", highlight=False)
-        return 2
+        raise UsageError(f"{missing[0]}: no such file or folder. Give replay files or folders of them.")
     if not files:
-        err.print("[bold red]no replay files found[/]")
-        return 2
+        raise UsageError(f"no replay files (*.toml) in {', '.join(args.paths)}.")
     key = load_key(args.key) if args.key else None
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     started = time.perf_counter()

@@ -1,0 +1,319 @@
+"""Every mistake a newcomer makes with the ``bigtwo`` command ends in one or two sentences on
+stderr naming what to change, exit status 2 (usage) or 1 (failure), and never a traceback.
+
+One table, one row per mistake, every subcommand: each row runs the installed ``bigtwo`` in a
+subprocess (``HOME`` and ``BIGTWO_HOME`` in a temporary folder, no ``BIGTWO_*`` variable but the
+row's own) against servers on 127.0.0.1 made for the purpose: nothing listening, a socket that
+never answers, an HTTP/1 server, a gRPC server that is no Big Two service (plain and TLS), and a
+real ``bigtwo serve`` that asks for a bearer token.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import pytest
+from client_support import BIGTWO, Server, make_pki
+from grpc_health.v1 import health, health_pb2_grpc
+from service_support import free_port
+
+TESTS = Path(__file__).resolve().parent
+GOLDEN = TESTS / "golden" / "classic-4p.toml"
+VECTORS = TESTS / "vectors"
+TOKEN = "cli-errors-token-" + "t" * 20
+GUARD_SECONDS = 120
+"""Only against a hang: a row that takes this long fails (no row's speed is asserted)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """``bigtwo ARGV`` (``{name}`` filled from the places below) must exit ``status`` with every
+    word of ``says`` on stderr; with ``closed_stdout`` its standard output is a pipe nobody reads."""
+
+    name: str
+    argv: tuple[str, ...]
+    status: int
+    says: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    closed_stdout: bool = False
+    stdout_lacks: tuple[str, ...] = ()
+
+
+def row(name: str, argv: str, status: int, *says: str, **extra: object) -> Row:
+    return Row(name, tuple(argv.split()), status, says, **extra)  # type: ignore[arg-type]
+
+
+USAGE, FAILURE = 2, 1
+UNREACHABLE = ("cannot reach the service at 127.0.0.1:", "make run")
+
+ROWS = [
+    # -- the command itself -----------------------------------------------------------------------
+    row("unknown-command", "nosuch", USAGE, "invalid choice", "nosuch", "bigtwo --help"),
+    row("unknown-flag", "version --colour", USAGE, "--colour"),
+    # -- bigtwo deal ------------------------------------------------------------------------------
+    row("deal-dead-target", "deal --json --target {dead}", FAILURE, *UNREACHABLE, "connection refused"),
+    row("deal-port-out-of-range", "deal --target 127.0.0.1:99999", USAGE, "--target", "99999"),
+    row("deal-target-without-port", "deal --target localhost", USAGE, "--target", "HOST:PORT"),
+    row("deal-timeout-not-a-number", "deal --timeout soon", USAGE, "--timeout", "soon"),
+    row("deal-timeout-negative", "deal --timeout -1", USAGE, "--timeout"),
+    row("deal-unknown-preset", "deal --preset nosuch", USAGE, "--preset", "nosuch"),
+    row("deal-bad-option", "deal -o flush=sideways", USAGE, "flush", "sideways"),
+    row("deal-bad-deal-code", "deal --deal-code nonsense", USAGE, "nonsense"),
+    row("deal-key-in-missing-folder", "deal --tls --key {tmp}/missing/client.key", USAGE, "--key", "missing"),
+    row("deal-ca-not-pem", "deal --tls --ca {garbage_pem}", USAGE, "--ca", "PEM"),
+    row("deal-ruleset-garbage", "deal --ruleset {garbage_json}", USAGE, "--ruleset", "garbage.json"),
+    row(
+        "deal-closed-pipe",
+        "deal --json --deal-code 0000003NQK8N1",
+        FAILURE,
+        "output was closed",
+        closed_stdout=True,
+    ),
+    row("deal-silent-server", "deal --target {silent} --timeout 1", FAILURE, "cannot reach the service at {silent}"),
+    row("deal-tls-to-plaintext", "deal --tls --target {plain_grpc}", FAILURE, "does not speak TLS", "leave out"),
+    row("deal-plaintext-to-tls", "deal --target {tls_grpc}", FAILURE, "closed the connection", "--tls"),
+    row("deal-untrusted-certificate", "deal --tls --target {tls_grpc}", FAILURE, "not trusted", "--ca"),
+    row("deal-http1-server", "deal --target {http}", FAILURE, "not a gRPC server", "Check the address"),
+    row("deal-not-big-two", "deal --target {plain_grpc}", FAILURE, "not a Big Two service", "{plain_grpc}"),
+    row("deal-no-bearer-token", "deal --target {live}", USAGE, "bearer token", "--token"),
+    row(
+        "deal-code-refused-by-service",
+        "deal --target {live} --deal-code nonsense",
+        USAGE,
+        "refused the request",
+        "nonsense",
+        env={"BIGTWO_AUTH_TOKEN": TOKEN},
+    ),
+    # -- bigtwo play ------------------------------------------------------------------------------
+    row("play-dead-target", "play --target {dead}", FAILURE, *UNREACHABLE),
+    row("play-silent-server", "play --target {silent} --timeout 1", FAILURE, "cannot reach the service at {silent}"),
+    row("play-bad-seat", "play --seat p9", USAGE, "--seat", "p9"),
+    row("play-deals-zero", "play --deals 0", USAGE, "--deals"),
+    row("play-replay-out-missing-folder", "play --replay-out {tmp}/missing/game.toml", USAGE, "--replay-out"),
+    row("play-resume-garbage", "play --resume {garbage_toml}", USAGE, "--resume", "garbage.toml"),
+    row("play-unknown-bot-level", "play --bots genius", USAGE, "genius"),
+    # -- bigtwo vectors ---------------------------------------------------------------------------
+    row("vectors-missing-path", "vectors {tmp}/missing.json", USAGE, "missing.json"),
+    row("vectors-garbage-file", "vectors {garbage_json}", USAGE, "garbage.json", "JSON"),
+    row(
+        "vectors-dead-target",
+        "vectors {vectors} --target {dead}",
+        FAILURE,
+        *UNREACHABLE,
+        stdout_lacks=("FAIL",),
+    ),
+    row(
+        "vectors-not-big-two",
+        "vectors {vectors} --target {plain_grpc}",
+        FAILURE,
+        "not a Big Two service",
+        stdout_lacks=("FAIL",),
+    ),
+    row("vectors-timeout-zero", "vectors {vectors} --timeout 0", USAGE, "--timeout"),
+    # -- bigtwo bench -----------------------------------------------------------------------------
+    row("bench-runs-zero", "bench engine --runs 0", USAGE, "--runs"),
+    row("bench-unknown-subject", "bench nosuch", USAGE, "nosuch"),
+    # -- bigtwo tournament ------------------------------------------------------------------------
+    row("tournament-unknown-preset", "tournament --preset nosuch", USAGE, "--preset", "nosuch"),
+    row("tournament-unknown-level", "tournament --levels good,genius", USAGE, "--levels", "genius"),
+    row("tournament-deals-zero", "tournament --deals 0", USAGE, "--deals"),
+    row("tournament-plot-missing-folder", "tournament --plot {tmp}/missing/chart.png", USAGE, "--plot", "missing"),
+    row("tournament-bad-option", "tournament -o flush=sideways --no-plot --deals 1", USAGE, "flush", "sideways"),
+    row("tournament-option-without-value", "tournament --option players", USAGE, "--option", "NAME=VALUE"),
+    # -- bigtwo replay / audit --------------------------------------------------------------------
+    row("replay-missing-file", "replay {tmp}/missing.toml", USAGE, "missing.toml"),
+    row("replay-garbage-file", "replay {garbage_toml}", USAGE, "garbage.toml"),
+    row("replay-html-missing-folder", "replay {golden} --html {tmp}/missing/out.html", USAGE, "--html", "missing"),
+    row("replay-key-missing-folder", "replay {golden} --key {tmp}/missing/key", USAGE, "--key", "missing"),
+    row("replay-key-empty", "replay {golden} --key {empty_key}", USAGE, "--key", "empty"),
+    row("replay-width-zero", "replay {golden} --width 0", USAGE, "--width"),
+    row("audit-missing-path", "audit {tmp}/missing", USAGE, "missing"),
+    row("audit-empty-folder", "audit {empty_folder}", USAGE, "no replay files"),
+    row("audit-json-missing-folder", "audit {golden} --json {tmp}/missing/report.json", USAGE, "--json", "missing"),
+    row("audit-jobs-negative", "audit {golden} --jobs -1", USAGE, "--jobs"),
+    # -- bigtwo serve / run -----------------------------------------------------------------------
+    row("serve-port-out-of-range", "serve --port 99999", USAGE, "--port", "99999"),
+    row("serve-port-env-not-a-number", "serve", USAGE, "BIGTWO_PORT", "abc", env={"BIGTWO_PORT": "abc"}),
+    row("serve-metrics-port-env", "serve", USAGE, "BIGTWO_METRICS_PORT", env={"BIGTWO_METRICS_PORT": "-1"}),
+    row("serve-mode-env", "serve", USAGE, "BIGTWO_MODE", "fast", env={"BIGTWO_MODE": "fast"}),
+    row("serve-log-calls-env", "serve", USAGE, "BIGTWO_LOG_CALLS", env={"BIGTWO_LOG_CALLS": "maybe"}),
+    row("serve-workers-zero", "serve --workers 0", USAGE, "--workers"),
+    row("serve-log-level", "serve --log-level loud", USAGE, "--log-level", "loud"),
+    row("serve-tls-cert-missing", "serve --tls-cert {tmp}/missing/cert.pem", USAGE, "--tls-cert", "missing"),
+    row("serve-tls-cert-garbage", "serve --tls-cert {garbage_pem} --tls-key {garbage_pem}", USAGE, "--tls-cert"),
+    row("serve-tls-cert-without-key", "serve --tls-cert {server_cert}", USAGE, "--tls-key"),
+    row("serve-weak-auth-token", "serve --auth-token short", USAGE, "--auth-token", "16"),
+    row("serve-token-keys-garbage", "serve --token-keys-file {garbage_pem}", USAGE, "--token-keys-file"),
+    row("serve-port-in-use", "serve --metrics-port 0 --port {silent_port}", FAILURE, "already in use", "--port"),
+    row("run-port-out-of-range", "run --port 70000", USAGE, "--port", "70000"),
+    row("run-port-in-use", "run --metrics-port 0 --port {silent_port}", FAILURE, "already in use"),
+    # -- bigtwo health ----------------------------------------------------------------------------
+    row("health-dead-target", "health --target {dead}", FAILURE, *UNREACHABLE),
+    row("health-plaintext-to-tls", "health --target {tls_grpc}", FAILURE, "closed the connection", "--tls-ca"),
+    row("health-tls-ca-missing", "health --tls-ca {tmp}/missing.pem", USAGE, "--tls-ca", "missing.pem"),
+    row("health-tls-ca-garbage", "health --tls-ca {garbage_pem}", USAGE, "--tls-ca", "PEM"),
+    row("health-target-env", "health", USAGE, "BIGTWO_HEALTH_TARGET", env={"BIGTWO_HEALTH_TARGET": "nowhere"}),
+    row("health-timeout-zero", "health --timeout 0", USAGE, "--timeout"),
+    # -- bigtwo loadtest --------------------------------------------------------------------------
+    row("loadtest-unknown-preset", "loadtest --preset nosuch --target {dead}", USAGE, "--preset", "nosuch"),
+    row("loadtest-dead-target", "loadtest --target {dead} --duration 1", FAILURE, *UNREACHABLE),
+    row("loadtest-no-target", "loadtest", USAGE, "--target", "--spawn"),
+    row("loadtest-share-above-one", "loadtest --spawn 1 --refused-share 2", USAGE, "--refused-share"),
+    row("loadtest-plot-missing-folder", "loadtest --target {dead} --plot {tmp}/missing/p.png", USAGE, "--plot"),
+    row("loadtest-target-and-spawn", "loadtest --target {dead} --spawn 1", USAGE, "--target", "--spawn"),
+]
+
+
+# -- the places the rows point at ----------------------------------------------------------------------
+
+
+def _http1_server(sock: socket.socket) -> None:
+    """Answers anything with an HTTP/1.1 error, as a web server on the wrong port would."""
+    while True:
+        try:
+            conn, _ = sock.accept()
+        except OSError:
+            return
+        with conn:
+            try:
+                conn.recv(4096)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+            except OSError:
+                pass
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    tmp = tmp_path_factory.mktemp("cli-errors")
+    (tmp / "garbage.toml").write_text("this is not = a replay [\n", encoding="utf-8")
+    (tmp / "garbage.json").write_text("{not json", encoding="utf-8")
+    (tmp / "garbage.pem").write_text("not a certificate\n", encoding="utf-8")
+    (tmp / "empty.key").write_text("\n", encoding="utf-8")
+    (tmp / "empty-folder").mkdir()
+    pki = make_pki(tmp)
+
+    other = grpc.server(futures.ThreadPoolExecutor(max_workers=2))  # a gRPC server, not a Big Two one
+    health_pb2_grpc.add_HealthServicer_to_server(health.HealthServicer(), other)
+    plain_port = other.add_insecure_port("127.0.0.1:0")
+    tls = grpc.ssl_server_credentials([(pki.server_key.read_bytes(), pki.server_cert.read_bytes())])
+    tls_port = other.add_secure_port("127.0.0.1:0", tls)
+    other.start()
+
+    silent = socket.create_server(("127.0.0.1", 0))  # accepts connections (the backlog), never answers
+    http = socket.create_server(("127.0.0.1", 0))
+    threading.Thread(target=_http1_server, args=(http,), daemon=True).start()
+
+    live = Server(tmp, "--auth-token", TOKEN)
+    try:
+        live.wait_ready()
+        yield {
+            "tmp": str(tmp),
+            "golden": str(GOLDEN),
+            "vectors": str(VECTORS),
+            "garbage_toml": str(tmp / "garbage.toml"),
+            "garbage_json": str(tmp / "garbage.json"),
+            "garbage_pem": str(tmp / "garbage.pem"),
+            "empty_key": str(tmp / "empty.key"),
+            "empty_folder": str(tmp / "empty-folder"),
+            "server_cert": str(pki.server_cert),
+            "dead": f"127.0.0.1:{free_port()}",
+            "silent": f"127.0.0.1:{silent.getsockname()[1]}",
+            "silent_port": str(silent.getsockname()[1]),
+            "http": f"127.0.0.1:{http.getsockname()[1]}",
+            "plain_grpc": f"127.0.0.1:{plain_port}",
+            "tls_grpc": f"127.0.0.1:{tls_port}",
+            "live": live.target,
+        }
+    finally:
+        live.stop()
+        other.stop(0)
+        silent.close()
+        http.close()
+
+
+def _env(home: Path, extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BIGTWO_", "GRPC_"))}
+    env.update(HOME=str(home), BIGTWO_HOME=str(home / ".bigtwo"), COLUMNS="100", **extra)
+    return env
+
+
+def run_bigtwo(argv: list[str], env: dict[str, str], *, closed_stdout: bool = False) -> tuple[int, str, str]:
+    """``bigtwo ARGV``: exit status, stdout, stderr."""
+    if not closed_stdout:
+        done = subprocess.run(
+            [BIGTWO, *argv], env=env, capture_output=True, text=True, timeout=GUARD_SECONDS, stdin=subprocess.DEVNULL
+        )
+        return done.returncode, done.stdout, done.stderr
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader is gone before the first byte: as `| head -1` after its line
+    try:
+        done = subprocess.run(
+            [BIGTWO, *argv], env=env, stdout=writer, stderr=subprocess.PIPE, text=True, timeout=GUARD_SECONDS
+        )
+    finally:
+        os.close(writer)
+    return done.returncode, "", done.stderr
+
+
+@pytest.mark.parametrize("case", ROWS, ids=[r.name for r in ROWS])
+def test_a_mistake_ends_in_a_sentence(case: Row, places: dict[str, str], tmp_path: Path) -> None:
+    argv = [word.format(**places) for word in case.argv]
+    status, out, err = run_bigtwo(argv, _env(tmp_path, case.env), closed_stdout=case.closed_stdout)
+    shown = f"bigtwo {' '.join(argv)}\nexit {status}\n--- stdout\n{out[-2000:]}\n--- stderr\n{err}"
+    assert "Traceback" not in out + err, shown
+    assert status == case.status, shown
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert 1 <= len(lines) <= 2, shown  # one or two sentences, nothing else (no usage block, no gRPC log)
+    assert lines[0].startswith("bigtwo"), shown
+    for word in case.says:
+        assert word.format(**places) in err, f"{word!r} not said\n{shown}"
+    for word in case.stdout_lacks:
+        assert word not in out, shown
+
+
+def test_the_table_covers_every_subcommand() -> None:
+    from bigtwo.client.cli import COMMANDS
+
+    names = {name for command in COMMANDS for name, _ in command.helps} - {"version"}
+    covered = {case.argv[0] for case in ROWS}
+    assert names <= covered, names - covered
+    assert len(ROWS) >= 30
+
+
+def test_debug_shows_the_traceback_as_well(places: dict[str, str], tmp_path: Path) -> None:
+    for argv in (["--debug", "deal", "--target", places["dead"]], ["deal", "--target", places["dead"], "--debug"]):
+        status, _, err = run_bigtwo(argv, _env(tmp_path, {}))
+        assert status == FAILURE
+        assert "Traceback" in err and "BigTwoUnavailable" in err
+        assert err.rstrip().splitlines()[-1].startswith("bigtwo deal: cannot reach the service at")
+
+
+def test_help_shows_defaults_and_no_markup() -> None:
+    """Every subcommand's --help: no rich markup or docstring quoting, and every option whose
+    default means something says it."""
+    import argparse
+
+    from bigtwo.client.arguments import DefaultsHelpFormatter
+    from bigtwo.client.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in commands.choices.items():
+        text = sub.format_help()
+        for markup in ("[/", "[b]", "[bold", "``"):
+            assert markup not in text, f"bigtwo {name} --help shows {markup!r}"
+        formatter = sub._get_formatter()
+        assert isinstance(formatter, DefaultsHelpFormatter), name
+        for action in sub._actions:
+            shown = formatter._get_help_string(action) or ""
+            meaningful = action.option_strings and action.nargs != 0 and action.default not in (None, "", [], False)
+            if meaningful and action.default is not argparse.SUPPRESS:
+                assert "default" in shown.lower(), f"bigtwo {name} {action.option_strings[0]}: no default shown"
