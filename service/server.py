@@ -59,51 +59,79 @@ class ServerConfig:
     log_calls: bool = True
 
 
-def _env(name: str, default: Any) -> Any:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    if isinstance(default, bool):
-        return value.lower() in ("1", "true", "yes", "on")
-    return type(default)(value)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``bigtwo serve`` (and ``bigtwo run``), each with its environment variable.
+    Every value is checked as it is parsed, a default from the environment too (naming the
+    variable): a wrong port, path or number is refused at once instead of failing later, or
+    quietly binding another port (gRPC takes a port modulo 65536)."""
+    from bigtwo.client.arguments import (
+        env_default,
+        env_flag,
+        log_level,
+        non_negative_int,
+        non_negative_seconds,
+        one_of,
+        pem_certificates,
+        pem_private_key,
+        port,
+        positive_int,
+        readable_file,
+    )
+
     d = ServerConfig()
     add = parser.add_argument
-    add("--host", default=_env("BIGTWO_HOST", d.host), help="address to bind (env BIGTWO_HOST; default %(default)s)")
     add(
-        "--port", type=int, default=_env("BIGTWO_PORT", d.port), help="gRPC port (env BIGTWO_PORT; default %(default)s)"
+        "--host",
+        default=env_default("BIGTWO_HOST", d.host),
+        help="address to bind (env BIGTWO_HOST; default %(default)s)",
+    )
+    add(
+        "--port",
+        type=port,
+        default=env_default("BIGTWO_PORT", d.port),
+        help="gRPC port, 0 for any free one (env BIGTWO_PORT; default %(default)s)",
     )
     add(
         "--metrics-port",
-        type=int,
-        default=_env("BIGTWO_METRICS_PORT", d.metrics_port),
+        type=port,
+        default=env_default("BIGTWO_METRICS_PORT", d.metrics_port),
         help="Prometheus /metrics port, 0 for none (env BIGTWO_METRICS_PORT; default %(default)s)",
     )
     add(
         "--workers",
-        type=int,
-        default=_env("BIGTWO_WORKERS", d.workers),
+        type=positive_int,
+        default=env_default("BIGTWO_WORKERS", d.workers),
         help="server processes sharing the port with SO_REUSEPORT (env BIGTWO_WORKERS; default %(default)s)",
     )
     add(
         "--mode",
+        type=one_of(MODES),
         choices=MODES,
-        default=_env("BIGTWO_MODE", d.mode),
+        default=env_default("BIGTWO_MODE", d.mode),
         help="grpc.aio (with uvloop) or the sync thread-pool server (env BIGTWO_MODE; default %(default)s)",
     )
     add(
         "--threads",
-        type=int,
-        default=_env("BIGTWO_THREADS", d.threads),
-        help="sync mode: thread-pool size; each open stream holds a thread (env BIGTWO_THREADS)",
+        type=positive_int,
+        default=env_default("BIGTWO_THREADS", d.threads),
+        help="sync mode: thread-pool size; each open stream holds a thread (env BIGTWO_THREADS; default %(default)s)",
     )
-    add("--tls-cert", default=_env("BIGTWO_TLS_CERT", ""), help="PEM certificate chain (env BIGTWO_TLS_CERT)")
-    add("--tls-key", default=_env("BIGTWO_TLS_KEY", ""), help="PEM private key (env BIGTWO_TLS_KEY)")
+    add(
+        "--tls-cert",
+        type=pem_certificates,
+        default=env_default("BIGTWO_TLS_CERT", ""),
+        help="PEM certificate chain (env BIGTWO_TLS_CERT)",
+    )
+    add(
+        "--tls-key",
+        type=pem_private_key,
+        default=env_default("BIGTWO_TLS_KEY", ""),
+        help="PEM private key (env BIGTWO_TLS_KEY)",
+    )
     add(
         "--tls-client-ca",
-        default=_env("BIGTWO_TLS_CLIENT_CA", ""),
+        type=pem_certificates,
+        default=env_default("BIGTWO_TLS_CLIENT_CA", ""),
         help="PEM CA bundle: require client certificates signed by it (mutual TLS; env BIGTWO_TLS_CLIENT_CA)",
     )
     add(
@@ -114,40 +142,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add(
         "--token-keys-file",
-        default=_env("BIGTWO_TOKEN_KEYS_FILE", ""),
+        type=readable_file,
+        default=env_default("BIGTWO_TOKEN_KEYS_FILE", ""),
         help="state-token keys, one a line, the first signs (env BIGTWO_TOKEN_KEYS_FILE; or BIGTWO_TOKEN_KEYS)",
     )
     add(
         "--max-message-bytes",
-        type=int,
-        default=_env("BIGTWO_MAX_MESSAGE_BYTES", d.max_message_bytes),
+        type=positive_int,
+        default=env_default("BIGTWO_MAX_MESSAGE_BYTES", d.max_message_bytes),
         help="largest message accepted or sent (env BIGTWO_MAX_MESSAGE_BYTES; default %(default)s)",
     )
     add(
         "--max-concurrent-rpcs",
-        type=int,
-        default=_env("BIGTWO_MAX_CONCURRENT_RPCS", d.max_concurrent_rpcs),
-        help="calls in flight per process before RESOURCE_EXHAUSTED, 0 for no limit (env BIGTWO_MAX_CONCURRENT_RPCS)",
+        type=non_negative_int,
+        default=env_default("BIGTWO_MAX_CONCURRENT_RPCS", d.max_concurrent_rpcs),
+        help="calls in flight per process before RESOURCE_EXHAUSTED, 0 for no limit (env BIGTWO_MAX_CONCURRENT_RPCS; "
+        "default %(default)s)",
     )
     add(
         "--keepalive-seconds",
-        type=int,
-        default=_env("BIGTWO_KEEPALIVE_SECONDS", d.keepalive_seconds),
+        type=positive_int,
+        default=env_default("BIGTWO_KEEPALIVE_SECONDS", d.keepalive_seconds),
         help="HTTP/2 keepalive ping interval (env BIGTWO_KEEPALIVE_SECONDS; default %(default)s)",
     )
     add(
         "--grace",
-        type=float,
-        default=_env("BIGTWO_GRACE", d.grace),
-        help="seconds in-flight calls and streams get to finish after SIGTERM (env BIGTWO_GRACE)",
+        type=non_negative_seconds,
+        default=env_default("BIGTWO_GRACE", d.grace),
+        help="seconds in-flight calls and streams get to finish after SIGTERM (env BIGTWO_GRACE; default %(default)s)",
     )
-    add("--log-level", default=_env("BIGTWO_LOG_LEVEL", d.log_level), help="env BIGTWO_LOG_LEVEL")
+    add(
+        "--log-level",
+        type=log_level,
+        default=env_default("BIGTWO_LOG_LEVEL", d.log_level),
+        help="debug, info, warning, error or critical (env BIGTWO_LOG_LEVEL; default %(default)s)",
+    )
     add(
         "--no-call-log",
         dest="log_calls",
         action="store_false",
-        default=_env("BIGTWO_LOG_CALLS", True),
-        help="no log line per call (errors are still logged)",
+        default=env_flag("BIGTWO_LOG_CALLS", True),
+        help="no log line per call (errors are still logged; env BIGTWO_LOG_CALLS=0)",
     )
 
 
@@ -360,8 +395,42 @@ def run_workers(cfg: ServerConfig) -> int:
     return max(codes) if not stopping.is_set() or any(codes) else 0
 
 
+def check_arguments(cfg: ServerConfig) -> None:
+    """Refuse at once, in one sentence naming the flag, what would otherwise fail only after
+    start-up (as a log line): TLS files that do not go together, an auth token too weak, token
+    keys that do not load, a port already taken (a single process binds without SO_REUSEPORT, so
+    a plain bind tells)."""
+    from bigtwo.client.arguments import port_free
+    from bigtwo.client.errors import CommandError, UsageError
+
+    if bool(cfg.tls_cert) != bool(cfg.tls_key):
+        raise UsageError("--tls-cert and --tls-key go together: give both, or neither.")
+    if cfg.tls_client_ca and not cfg.tls_cert:
+        raise UsageError("--tls-client-ca (mutual TLS) needs --tls-cert and --tls-key as well.")
+    if cfg.workers > 1 and cfg.port == 0:
+        raise UsageError("--workers needs a fixed --port (the processes share it).")
+    if cfg.auth_token is not None and not valid_auth_token(cfg.auth_token):
+        raise UsageError(f"--auth-token (or BIGTWO_AUTH_TOKEN): {AUTH_TOKEN_RULE}")
+    try:
+        load_keys(cfg.token_keys_file or None)
+    except KeyConfigError as exc:
+        raise UsageError(f"{exc}. Fix --token-keys-file, BIGTWO_TOKEN_KEYS_FILE or BIGTWO_TOKEN_KEYS.") from None
+    taken = [
+        (flag, number)
+        for flag, number in (("--port", cfg.port), ("--metrics-port", cfg.metrics_port))
+        if number and (cfg.workers == 1 or flag == "--metrics-port") and not port_free(cfg.host, number)
+    ]
+    if taken:
+        flag, number = taken[0]
+        raise CommandError(
+            f"{cfg.host}:{number} is already in use (is a service already running?). "
+            f"Stop it, or choose another port with {flag}."
+        )
+
+
 def serve_main(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
+    check_arguments(cfg)
     configure_logging(cfg.log_level)
     if cfg.workers > 1:
         return run_workers(cfg)
