@@ -29,6 +29,7 @@ from grpc_reflection.v1alpha import reflection
 
 from .keys import KeyConfigError, load_keys
 from .limits import LIMITS
+from .offload import DEFAULT_WAITING, KINDS, Offload, default_workers
 from .servicer import AUTH_TOKEN_RULE, SERVICE_NAME, Hosting, ServiceCore, valid_auth_token
 from .telemetry import MULTIPROC_ENV, configure_logging, logger, start_metrics_server
 from .tokens import TokenCodec
@@ -57,6 +58,15 @@ class ServerConfig:
     grace: float = 10.0
     log_level: str = "info"
     log_calls: bool = True
+    heavy_workers: int = 0
+    """Workers of the heavy calls (bots, audits, large move lists) per server process; 0: half the
+    CPUs shared among the server processes, at least one (:mod:`bigtwo.service.offload`)."""
+    heavy_waiting: int = DEFAULT_WAITING
+    """Heavy calls that may wait for a worker beyond those computing; more are RESOURCE_EXHAUSTED.
+    In sync mode, at most half of ``threads`` hold heavy calls, computing or waiting."""
+    heavy_kind: str = "process"
+    """``process``: worker processes, beside the event loop; ``thread``: threads of the server
+    process (no extra processes, but they hold the interpreter lock the event loop needs)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -172,6 +182,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds in-flight calls and streams get to finish after SIGTERM (env BIGTWO_GRACE; default %(default)s)",
     )
     add(
+        "--heavy-workers",
+        type=non_negative_int,
+        default=env_default("BIGTWO_HEAVY_WORKERS", d.heavy_workers),
+        help="per server process, workers that run the heavy calls (bots, audits, large move lists) off the "
+        "event loop; 0: half the CPUs, shared among --workers (env BIGTWO_HEAVY_WORKERS)",
+    )
+    add(
+        "--heavy-waiting",
+        type=non_negative_int,
+        default=env_default("BIGTWO_HEAVY_WAITING", d.heavy_waiting),
+        help="heavy calls that may wait for a worker; more are RESOURCE_EXHAUSTED (env BIGTWO_HEAVY_WAITING; "
+        "default %(default)s)",
+    )
+    add(
+        "--heavy-kind",
+        type=one_of(KINDS),
+        choices=KINDS,
+        default=env_default("BIGTWO_HEAVY_KIND", d.heavy_kind),
+        help="heavy calls in worker processes, or in threads of the server process (env BIGTWO_HEAVY_KIND; "
+        "default %(default)s)",
+    )
+    add(
         "--log-level",
         type=log_level,
         default=env_default("BIGTWO_LOG_LEVEL", d.log_level),
@@ -240,10 +272,22 @@ def _setup(cfg: ServerConfig, make_core: CoreFactory | None = None) -> Hosting:
     else:
         log.info("token keys", source=loaded.source)
     core = (make_core or ServiceCore)(TokenCodec(loaded.ring))
-    return Hosting(core, auth_token=cfg.auth_token, log_calls=cfg.log_calls)
+    if cfg.heavy_waiting < 0 or cfg.heavy_workers < 0:
+        raise ValueError("--heavy-workers and --heavy-waiting are 0 or more")
+    workers = cfg.heavy_workers or default_workers(cfg.workers)
+    waiting = cfg.heavy_waiting
+    if cfg.mode == "sync":  # a heavy call holds one of the server's threads: leave half to the rest
+        waiting = max(0, min(waiting, cfg.threads // 2 - workers))
+    if cfg.heavy_kind == "thread" or make_core is not None:  # a stand-in core lives in this process only
+        heavy = Offload.threads(core, workers, waiting)
+    else:
+        ring = loaded.ring
+        keys = [ring.signing_key, *(key for key in ring.verifying.values() if key != ring.signing_key)]
+        heavy = Offload.processes(keys, workers, waiting)
+    return Hosting(core, auth_token=cfg.auth_token, log_calls=cfg.log_calls, heavy=heavy)
 
 
-def _announce(cfg: ServerConfig, port: int, reuse_port: bool) -> None:
+def _announce(cfg: ServerConfig, port: int, reuse_port: bool, hosting: Hosting) -> None:
     logger().info(
         "serving",
         service=SERVICE_NAME,
@@ -256,6 +300,9 @@ def _announce(cfg: ServerConfig, port: int, reuse_port: bool) -> None:
         auth=bool(cfg.auth_token),
         so_reuseport=reuse_port,
         max_message_bytes=cfg.max_message_bytes,
+        heavy=hosting.heavy.kind,
+        heavy_workers=hosting.heavy.workers,
+        heavy_waiting=hosting.heavy.waiting,
     )
 
 
@@ -272,16 +319,18 @@ def run_sync(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None 
     names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
     port = _bind(server, cfg)
+    hosting.heavy.warm()  # the heavy calls' workers start beside the server, which serves meanwhile
     server.start()
     for name in ("", SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    _announce(cfg, port, reuse_port)
+    _announce(cfg, port, reuse_port, hosting)
     stop = threading.Event()
     _on_signals(lambda: stop.set())
     stop.wait()
     logger().info("draining", grace_seconds=cfg.grace)
     health_servicer.enter_graceful_shutdown()
     server.stop(cfg.grace).wait()
+    hosting.heavy.shutdown()
     logger().info("stopped")
     return 0
 
@@ -296,10 +345,11 @@ async def _run_aio(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory |
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     port = _bind(server, cfg)
+    hosting.heavy.warm()  # the heavy calls' workers start beside the server, which serves meanwhile
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    _announce(cfg, port, reuse_port)
+    _announce(cfg, port, reuse_port, hosting)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -308,6 +358,7 @@ async def _run_aio(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory |
     logger().info("draining", grace_seconds=cfg.grace)
     await health_servicer.enter_graceful_shutdown()
     await server.stop(cfg.grace)
+    await asyncio.to_thread(hosting.heavy.shutdown)
     logger().info("stopped")
     return 0
 

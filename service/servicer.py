@@ -15,6 +15,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent import futures
 from typing import Any
 
 import grpc
@@ -26,6 +27,17 @@ from . import convert as cv
 from . import wire
 from .core import CallInfo, Core, MoveResult
 from .errors import FailedPrecondition, InvalidArgument, Unauthenticated, bad_field
+from .offload import (
+    DEFAULT_WAITING,
+    HEAVY_METHODS,
+    DeadlinePassed,
+    Done,
+    Failed,
+    Offload,
+    default_workers,
+    is_heavy,
+    worker_lost,
+)
 from .telemetry import BOT_MOVES, CALLS, DEALS_FINISHED, DEALS_STARTED, LATENCY, MOVES, OPEN_STREAMS, logger
 from .tokens import LastMove
 
@@ -49,9 +61,12 @@ UNARY: dict[str, tuple[Any, Any, str]] = {
     "BotMove": (api.BotMoveRequest, api.BotMoveResponse, "bot_move"),
     "AuditLog": (api.AuditLogRequest, api.AuditLogResponse, "audit_log"),
 }
-SLOW = frozenset({"BotMove", "AuditLog"})
-"""Calls that may take many milliseconds (a pro search, a whole match re-run): on aio they run in
-a worker thread so the event loop keeps answering the other calls and streams meanwhile."""
+SLOW = HEAVY_METHODS
+"""Calls that may take many milliseconds (a bot's search, a whole match re-run, every play of a
+large hand): they run off the event loop, on :class:`~bigtwo.service.offload.Offload`'s workers,
+so the loop keeps answering the other calls and streams meanwhile (:func:`.offload.is_heavy`)."""
+NO_DEADLINE = 1e9
+"""Seconds left above which a call has no deadline (the sync server reports "none" as centuries)."""
 STREAM = "PlayStream"
 
 
@@ -128,6 +143,14 @@ def _abort_sync(context: Any, status: Any) -> None:
         context.set_trailing_metadata(status.trailing_metadata)
         context.set_code(status.code)
         context.set_details(status.details)
+
+
+def _deadline(context: Any) -> float | None:
+    """The call's deadline on ``time.monotonic()``'s clock, or None when it has none."""
+    remaining = context.time_remaining()
+    if remaining is None or remaining > NO_DEADLINE:
+        return None
+    return time.monotonic() + float(remaining)
 
 
 def _resends(move: pb.Move, last: LastMove) -> bool:
@@ -277,8 +300,12 @@ class TurnBatch:
 class Hosting:
     """Builds the generic handler for a server; ``core`` may be a no-op stand-in (bench)."""
 
-    def __init__(self, core: Any, *, auth_token: str | None = None, log_calls: bool = True) -> None:
+    def __init__(
+        self, core: Any, *, auth_token: str | None = None, log_calls: bool = True, heavy: Offload | None = None
+    ) -> None:
         self.core = core
+        self.heavy = heavy if heavy is not None else Offload.threads(core, default_workers(), DEFAULT_WAITING)
+        """Where the heavy calls run (threads calling ``core`` unless the server gives processes)."""
         if auth_token is not None and not valid_auth_token(auth_token):
             raise ValueError(f"--auth-token: {AUTH_TOKEN_RULE}")
         self.expected_auth = f"Bearer {auth_token}".encode() if auth_token else b""
@@ -363,13 +390,21 @@ class Hosting:
     def _status(self, exc: BaseException, request_id: str, context: Any) -> tuple[Any, grpc.StatusCode]:
         from .errors import to_rpc_status
 
+        if isinstance(exc, Failed):  # mapped where it was raised, by the same function
+            return exc.status, exc.code
         if isinstance(exc, grpc.RpcError) and not context.is_active():
             return None, grpc.StatusCode.CANCELLED
         return to_rpc_status(exc, request_id)
 
+    def _offload(self, method: str, request: Any, request_id: str, deadline: float | None) -> futures.Future[Done]:
+        """Start a heavy call on :attr:`heavy` (RESOURCE_EXHAUSTED when too many are in flight)."""
+        return self.heavy.submit(UNARY[method][2], request, request_id, deadline)
+
     # -- sync ------------------------------------------------------------------------------------
 
     def _sync_unary(self, method: str, fn: Callable[[Any, CallInfo], Any], message_name: str) -> Callable[..., Any]:
+        heavy = method in HEAVY_METHODS
+
         def handler(request: Any, context: grpc.ServicerContext) -> Any:
             started = time.perf_counter()
             info = CallInfo()
@@ -378,6 +413,21 @@ class Hosting:
                 request_id = self._begin(context)
                 if isinstance(request, Undecodable):
                     raise undecodable(request, message_name)
+                if heavy and is_heavy(method, request):
+                    deadline = _deadline(context)
+                    future = self._offload(method, request, request_id, deadline)
+                    context.add_callback(future.cancel)  # the call ended: if still waiting, never start
+                    try:
+                        done = future.result(None if deadline is None else max(0.0, deadline - time.monotonic()))
+                    except futures.TimeoutError:
+                        future.cancel()
+                        raise DeadlinePassed("the call's deadline passed", reason="DEADLINE_PASSED") from None
+                    except futures.CancelledError:
+                        code = grpc.StatusCode.CANCELLED
+                        return None
+                    except futures.BrokenExecutor:
+                        raise worker_lost() from None
+                    return done.unpack(info)
                 return fn(request, info)
             except Exception as exc:
                 status, code = self._status(exc, request_id, context)
@@ -420,7 +470,7 @@ class Hosting:
     # -- aio -------------------------------------------------------------------------------------
 
     def _aio_unary(self, method: str, fn: Callable[[Any, CallInfo], Any], message_name: str) -> Callable[..., Any]:
-        slow = method in SLOW
+        heavy = method in HEAVY_METHODS
 
         async def handler(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
@@ -430,9 +480,19 @@ class Hosting:
                 request_id = self._begin(context)
                 if isinstance(request, Undecodable):
                     raise undecodable(request, message_name)
-                if slow:
-                    return await asyncio.to_thread(fn, request, info)
+                if heavy and is_heavy(method, request):
+                    # Cancelled (the client gave up, or its deadline passed): the wrapped future is
+                    # cancelled too, so a call still waiting for a worker never starts.
+                    future = self._offload(method, request, request_id, _deadline(context))
+                    try:
+                        done = await asyncio.wrap_future(future)
+                    except futures.BrokenExecutor:
+                        raise worker_lost() from None
+                    return done.unpack(info)
                 return fn(request, info)
+            except asyncio.CancelledError:
+                code = grpc.StatusCode.CANCELLED
+                raise
             except Exception as exc:
                 status, code = self._status(exc, request_id, context)
                 error = exc
@@ -470,10 +530,16 @@ class Hosting:
                 status, code = self._status(exc, request_id, context)
                 error = exc
                 if status is not None:
-                    await context.abort(status.code, status.details, status.trailing_metadata)
+                    # The stream ends with its status set, not by raising abort's exception out of
+                    # this handler: that exception, chained to this one and its frames (the deal,
+                    # the session), outlived every stream that ended in an error.
+                    context.set_code(status.code)
+                    context.set_details(status.details)
+                    context.set_trailing_metadata(status.trailing_metadata)
             finally:
                 OPEN_STREAMS.dec()
                 self._record(method, code, started, request_id, info, error)
+                error = None
 
         return handler
 

@@ -1,0 +1,332 @@
+"""Heavy calls run off the event loop: in a few worker processes, a bounded number at a time.
+
+Why: the aio server answers every stream and call of a process on one event loop. A call that
+computes for a long time on that loop (a pro bot's search, an audit of a whole match, the plays of
+an 18-card hand) delays every other call and stream move until it is done, and a thread does not
+help much: it holds the interpreter lock the loop needs for as long as it computes, handing it
+over only every few milliseconds. A worker process computes beside the loop instead, on another
+core. ``python -m bigtwo.client.stall_bench`` measures the streams beside each heavy call (and
+``--serve-args "--heavy-kind thread"`` the threads).
+
+What runs where: :func:`is_heavy` names the calls whose worst case is many milliseconds; every
+other call is answered on the loop as before. A heavy call is admitted when fewer than
+``workers + waiting`` heavy calls are in flight in this process, else it is refused at once with
+RESOURCE_EXHAUSTED (ErrorInfo ``HEAVY_CALLS_BUSY``): waiting in an unbounded queue would only
+turn overload into deadlines missed later. The worker runs the same handler of
+:class:`~bigtwo.service.core.Core` on the same request and returns the serialized answer (or the
+error status) and the handler's :class:`~bigtwo.service.core.CallInfo`, so the answer is the same,
+byte for byte, whichever way a call runs.
+
+Deadlines and cancellation: a call still waiting for a worker when its client gives up is never
+started (its future is cancelled; a worker also skips a call whose deadline has passed), and the
+pro bot's clock budget (``max_ms``) is capped by the time the call has left. A call already
+computing runs to its end: every heavy handler is bounded by the request limits
+(:mod:`bigtwo.service.limits`).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from concurrent import futures
+from dataclasses import fields
+from typing import Any, NamedTuple
+
+import grpc
+from google.rpc import status_pb2
+from grpc_status import rpc_status
+
+from .core import CallInfo, Core
+from .errors import ResourceExhausted, ServiceError, to_rpc_status
+from .limits import LIMITS
+
+KINDS = ("process", "thread")
+
+HEAVY_METHODS = frozenset({"AuditLog", "BotMove", "LegalMoves", "NextHint", "SettleMatch", "SplitHand", "TimeoutMove"})
+"""Calls whose worst case within the request limits costs many milliseconds of CPU: a bot's
+decision (the great policy splits a 17-card hand, the pro one searches), an audit of a whole match,
+every play of an 18-card hand (listed, or cycled through by NextHint), the fewest-plays split of
+one, a match of a thousand deals settled. The other calls cost at most a few milliseconds (a log
+of a whole deal replayed) and stay on the event loop, where they cost no hand-over."""
+
+DEFAULT_WAITING = 16
+"""Heavy calls that may wait for a worker, per server process, beyond those computing: more are
+refused at once. Every heavy call is bounded by the request limits, so the last one waiting
+starts soon; a longer queue would only hold calls past their clients' deadlines."""
+
+DEADLINE_MARGIN = 0.8
+"""Share of the time a call has left that the pro bot's search may use: the rest covers the world
+being rolled out when the clock is read, and the answer's way back."""
+
+
+def is_heavy(method: str, request: Any) -> bool:
+    """Whether ``request`` of ``method`` runs off the event loop (TimeoutMove only with a bot: the
+    plain timeout rule is a table lookup)."""
+    if method not in HEAVY_METHODS:
+        return False
+    if method == "TimeoutMove":
+        return bool(request.bot_level)
+    return True
+
+
+def default_workers(server_processes: int = 1) -> int:
+    """Worker processes per server process: half the CPUs this process may use, shared among the
+    server processes (``--workers``), at least one. The other half is left to the event loops."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 2
+    return max(1, cpus // (2 * max(1, server_processes)))
+
+
+class DeadlinePassed(ServiceError):
+    """The call's deadline passed before a worker could start it: the client has stopped waiting."""
+
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+class RemoteTraceback(Exception):
+    """The traceback of an error raised in a worker process, as text (logged as the cause)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Failed(Exception):
+    """What a heavy handler raised, mapped to its status where it was raised (the status is what
+    :func:`~bigtwo.service.errors.to_rpc_status` made of it there)."""
+
+    def __init__(self, text: str, status: grpc.Status, code: grpc.StatusCode) -> None:
+        super().__init__(text)
+        self.status = status
+        self.code = code
+
+
+class Done(NamedTuple):
+    """A heavy call's result as it crosses from the worker: only bytes, text and plain data (an
+    exception object might not survive pickling, and a result that fails to unpickle would break
+    the pool)."""
+
+    response: bytes
+    info: CallInfo
+    status: bytes = b""
+    """The error's ``google.rpc.Status``, serialized; empty when the call answered."""
+    error: str = ""
+    """The error's text (for the log line)."""
+    trace: str = ""
+    """The traceback of an error that maps to INTERNAL (a bug), for the log."""
+
+    def unpack(self, info: CallInfo) -> bytes:
+        """The answer's bytes; copies the handler's call facts into ``info``; raises :class:`Failed`
+        for an error."""
+        for name in _INFO_FIELDS:
+            setattr(info, name, getattr(self.info, name))
+        if not self.status:
+            return self.response
+        message = status_pb2.Status.FromString(self.status)
+        status = rpc_status.to_status(message)
+        failed = Failed(self.error, status, status.code)
+        if self.trace:
+            failed.__cause__ = RemoteTraceback(self.trace)
+        raise failed
+
+
+_INFO_FIELDS = tuple(field.name for field in fields(CallInfo))
+
+
+def run(core: Any, attr: str, request: Any, request_id: str, deadline: float | None) -> Done:
+    """``core.attr(request, info)`` as a :class:`Done`, unless ``deadline`` (``time.monotonic()``,
+    the same clock in every process of the machine) has passed."""
+    info = CallInfo()
+    try:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise DeadlinePassed("the call's deadline passed while it waited", reason="DEADLINE_PASSED")
+            if attr == "bot_move":
+                cap_search(request, left)
+        response = getattr(core, attr)(request, info)
+        return Done(response if response.__class__ is bytes else response.SerializeToString(), info)
+    except Exception as exc:
+        status, code = to_rpc_status(exc, request_id)
+        details = dict(status.trailing_metadata).get(rpc_status.GRPC_DETAILS_METADATA_KEY, b"")
+        trace = "".join(traceback.format_exception(exc)) if code is grpc.StatusCode.INTERNAL else ""
+        return Done(b"", info, bytes(details), str(exc)[:300], trace)
+
+
+def cap_search(request: Any, seconds_left: float) -> None:
+    """Cap a pro BotMove's clock budget (``max_ms``) by the time the call has left. A value over
+    the limit is left alone, for the handler to refuse."""
+    if request.level.strip().lower() != "pro" or request.max_ms > LIMITS.bot_ms:
+        return
+    cap = max(1, min(LIMITS.bot_ms, int(seconds_left * DEADLINE_MARGIN * 1000)))
+    if not request.max_ms or request.max_ms > cap:
+        request.max_ms = cap
+
+
+# -- the worker processes' side -------------------------------------------------------------------
+
+_CORE: Any = None
+
+
+def _start_worker(keys: list[bytes]) -> None:
+    """A worker process's start: its own core, with the server's token keys. Ctrl-C reaches the
+    whole process group; the server stops its workers itself, after draining the calls."""
+    global _CORE
+    from .tokens import KeyRing, TokenCodec
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _CORE = Core(TokenCodec(KeyRing(keys)))
+
+
+def _run_in_worker(attr: str, request: Any, request_id: str, deadline: float | None) -> Done:
+    return run(_CORE, attr, request, request_id, deadline)
+
+
+def _ready() -> int:
+    return os.getpid()
+
+
+# -- the server's side ----------------------------------------------------------------------------
+
+
+def worker_lost() -> ResourceExhausted:
+    """The error of a call whose worker process ended while it computed (killed, out of memory)."""
+    return ResourceExhausted(
+        "the process computing this call stopped before it answered; the server starts another",
+        reason="HEAVY_WORKER_LOST",
+    )
+
+
+class Offload:
+    """Runs heavy handlers on an executor, at most ``workers + waiting`` at a time."""
+
+    def __init__(
+        self,
+        new_executor: Callable[[], futures.Executor],
+        task: Callable[..., Done],
+        prefix: tuple[Any, ...],
+        *,
+        kind: str,
+        workers: int,
+        waiting: int,
+    ) -> None:
+        self._new_executor = new_executor
+        self.executor = new_executor()
+        self._task = task
+        self._prefix = prefix
+        self.kind = kind
+        self.workers = workers
+        self.waiting = waiting
+        self._in_flight = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def processes(cls, keys: list[bytes], workers: int, waiting: int) -> Offload:
+        """Worker processes, each with a core of its own under the server's ``keys`` (first signs).
+        Spawned, not forked: the server's gRPC threads must not be copied mid-flight."""
+
+        def new_executor() -> futures.Executor:
+            return futures.ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start_worker,
+                initargs=(keys,),
+            )
+
+        return cls(new_executor, _run_in_worker, (), kind="process", workers=workers, waiting=waiting)
+
+    @classmethod
+    def threads(cls, core: Any, workers: int, waiting: int) -> Offload:
+        """Threads of this process calling ``core`` (any core, e.g. the bench's stand-in)."""
+
+        def new_executor() -> futures.Executor:
+            return futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bigtwo-heavy")
+
+        return cls(new_executor, run, (core,), kind="thread", workers=workers, waiting=waiting)
+
+    def warm(self) -> list[futures.Future[int]]:
+        """Start every worker now (a process takes a moment to import the engine), so that the
+        first heavy calls do not wait for it; the futures end once each worker is ready. Starting
+        does not wait: the server answers the other calls meanwhile."""
+        if self.kind != "process":
+            return []
+        # A worker is spawned per task submitted while none is idle: one task per worker.
+        return [self.executor.submit(_ready) for _ in range(self.workers)]
+
+    def submit(self, attr: str, request: Any, request_id: str, deadline: float | None) -> futures.Future[Done]:
+        """Start ``core.attr(request)`` on a worker, or raise RESOURCE_EXHAUSTED when as many
+        heavy calls as allowed are in flight. The slot is freed when the work ends, not when the
+        call does: a call given up while its work still runs keeps its slot until then."""
+        with self._lock:
+            admitted = self._in_flight < self.workers + self.waiting
+            if admitted:
+                self._in_flight += 1
+        if not admitted:
+            raise ResourceExhausted(
+                f"the server is busy with {self.workers + self.waiting} heavy calls (bots, audits, long "
+                "move lists); try again shortly or on another replica",
+                reason="HEAVY_CALLS_BUSY",
+                metadata={"workers": str(self.workers), "waiting": str(self.waiting)},
+            )
+        try:
+            executor = self.executor
+            try:
+                future = executor.submit(self._task, *self._prefix, attr, request, request_id, deadline)
+            except futures.BrokenExecutor:  # a worker died since: start afresh, once
+                executor = self._replace(executor)
+                future = executor.submit(self._task, *self._prefix, attr, request, request_id, deadline)
+        except BaseException:
+            self._release()
+            raise
+        future.add_done_callback(lambda done: self._finished(executor, done))
+        return future
+
+    @property
+    def in_flight(self) -> int:
+        """Heavy calls admitted whose work has not ended (computing or waiting for a worker)."""
+        return self._in_flight
+
+    def _release(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def _finished(self, executor: futures.Executor, future: futures.Future[Done]) -> None:
+        self._release()
+        if not future.cancelled() and isinstance(future.exception(), futures.BrokenExecutor):
+            self._replace(executor)
+
+    def _replace(self, broken: futures.Executor) -> futures.Executor:
+        """A working executor in place of ``broken`` (a pool whose worker died is unusable)."""
+        with self._lock:
+            if self.executor is broken:
+                broken.shutdown(wait=False, cancel_futures=True)
+                self.executor = self._new_executor()
+            return self.executor
+
+    def shutdown(self) -> None:
+        """Stop the workers; calls still waiting are cancelled."""
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+__all__ = [
+    "DEFAULT_WAITING",
+    "HEAVY_METHODS",
+    "KINDS",
+    "DeadlinePassed",
+    "Done",
+    "Failed",
+    "Offload",
+    "default_workers",
+    "is_heavy",
+    "worker_lost",
+]
