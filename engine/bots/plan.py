@@ -3,7 +3,8 @@ high cards single and low cards inside combinations), and count cards to know wh
 unseen card can beat ("masters").
 
 Splits are cached per ruleset and hand: in a rollout a hand is asked about many times between
-two of its own plays.
+two of its own plays. The cache is bounded in all, whatever the rulesets asked about (a service's
+bots take any ruleset): :data:`SPLITS_KEPT` splits of at most :data:`RULESETS_KEPT` rulesets.
 """
 
 from __future__ import annotations
@@ -17,9 +18,17 @@ from ..tables import RuleTables, tables_for
 PLAY_COST = 40
 """Cost of one play in a split; the lowness terms below never add up to one play."""
 
-_CACHES: dict[int, tuple[RuleTables, dict[int, tuple[tuple[int, ...], int]]]] = {}
+SPLITS_KEPT = 1 << 15
+"""Splits kept, all rulesets together: many times the distinct hands one pro decision or one
+great-level deal asks about, so the bound costs few hits. When full, every cache starts again."""
+RULESETS_KEPT = 16
+"""Rulesets whose splits are kept at once (each keeps its rule tables alive): a new one beyond
+them starts every cache again."""
+
+_SPLITS: dict[int, tuple[RuleTables, dict[int, tuple[tuple[int, ...], int]]]] = {}
 """Per rule tables (by id, the tables kept alive beside their cache): hand -> split."""
-_CACHE_LIMIT = 200_000
+_kept = 0
+"""Splits in all of :data:`_SPLITS` (threads may race on it: it only decides when to start again)."""
 FIVE_CHECK_POOL = 24
 """Above this many unseen cards no five-card hand counts as a master (cheap, nearly always true)."""
 
@@ -53,18 +62,32 @@ def split(hand: int, tables: RuleTables) -> tuple[tuple[int, ...], int]:
 
     Cost = PLAY_COST per play + the lowness of each play: fewest plays first, then high singles
     kept and low cards used inside combinations."""
-    entry = _CACHES.get(id(tables))
-    if entry is None or entry[0] is not tables:
-        entry = _CACHES[id(tables)] = (tables, {})
-    cache = entry[1]
-    found = cache.get(hand)
-    if found is not None:
-        return found
-    if len(cache) > _CACHE_LIMIT:
-        cache.clear()
+    entry = _SPLITS.get(id(tables))
+    if entry is not None and entry[0] is tables:
+        found = entry[1].get(hand)
+        if found is not None:
+            return found
     result = _split(hand, tables)
-    cache[hand] = result
+    _remember(hand, tables, result)
     return result
+
+
+def _remember(hand: int, tables: RuleTables, result: tuple[tuple[int, ...], int]) -> None:
+    global _kept
+    entry = _SPLITS.get(id(tables))
+    if entry is None or entry[0] is not tables or _kept >= SPLITS_KEPT:
+        if _kept >= SPLITS_KEPT or len(_SPLITS) >= RULESETS_KEPT:
+            _forget()
+        entry = _SPLITS[id(tables)] = (tables, {})
+    entry[1][hand] = result
+    _kept += 1
+
+
+def _forget() -> None:
+    """Start every split cache again."""
+    global _kept
+    _SPLITS.clear()
+    _kept = 0
 
 
 def _split(hand: int, tables: RuleTables) -> tuple[tuple[int, ...], int]:
@@ -94,6 +117,7 @@ def _split(hand: int, tables: RuleTables) -> tuple[tuple[int, ...], int]:
         return found_cost, found
 
     cost, plays = best(hand)
+    best.cache_clear()  # free the memo now: it and ``best`` refer to each other (a cycle)
     ordered = tuple(sorted(plays, key=lambda e: (-(e & CARD_MASK).bit_count(), e >> MASK_BITS)))
     return ordered, cost
 
@@ -103,17 +127,6 @@ def split_of(hand: int, ruleset: Ruleset) -> tuple[tuple[int, ...], int]:
 
 
 _NIBBLE_COUNT = tuple(n.bit_count() for n in range(16))
-_BEST_SUITS: dict[int, tuple[RuleTables, tuple[int, ...]]] = {}
-
-
-def _best_suits(tables: RuleTables) -> tuple[int, ...]:
-    """For each 4-bit suit pattern of one rank, the strength of its strongest suit (-1 if empty)."""
-    entry = _BEST_SUITS.get(id(tables))
-    if entry is None or entry[0] is not tables:
-        strength = tables.suit_strength
-        row = tuple(max((strength[s] for s in range(4) if n >> s & 1), default=-1) for n in range(16))
-        entry = _BEST_SUITS[id(tables)] = (tables, row)
-    return entry[1]
 
 
 class Masters:
@@ -130,7 +143,7 @@ class Masters:
         self.top_pair = -1
         self.top_triple = -1
         self._fives: dict[int, bool] = {}
-        best_suit = _best_suits(tables)
+        best_suit = tables.nibble_top  # per 4-bit suit pattern, its strongest suit's strength
         triples = tables.triples_allowed
         for rank in range(12, -1, -1):
             nibble = pool >> (4 * rank) & 15
