@@ -558,6 +558,11 @@ def await_connection(channel: Any, target: str, timeout: float, *, patient: bool
         changed.set()
 
     deadline = time.monotonic() + max(0.0, timeout)
+    last = ""  # gRPC's account of the latest failed attempt, once asked for
+
+    def probe() -> str | None:
+        return _probe(channel, max(0.1, min(2.0, deadline - time.monotonic())))
+
     channel.subscribe(watch, try_to_connect=True)
     try:
         while changed.wait(max(0.0, deadline - time.monotonic())):
@@ -566,11 +571,12 @@ def await_connection(channel: Any, target: str, timeout: float, *, patient: bool
             if state is grpc.ChannelConnectivity.READY:
                 return
             if state is grpc.ChannelConnectivity.TRANSIENT_FAILURE and not patient:
-                details = _probe(channel, min(1.0, max(0.1, deadline - time.monotonic())))
+                details = probe()
                 if details is None:
                     return
-                reason, meaning = connection_failure(details)
-                if reason in _FAIL_AT_ONCE:
+                last = details or last
+                reason, meaning = connection_failure(last)
+                if last and reason in _FAIL_AT_ONCE:
                     raise BigTwoUnavailable(grpc.StatusCode.UNAVAILABLE, meaning, reason=reason, target=target)
             if time.monotonic() >= deadline:
                 break
@@ -579,11 +585,12 @@ def await_connection(channel: Any, target: str, timeout: float, *, patient: bool
     if seen and seen[-1] is grpc.ChannelConnectivity.READY:
         return
     if grpc.ChannelConnectivity.TRANSIENT_FAILURE in seen:
-        details = _probe(channel, min(1.0, max(0.1, timeout)))
+        details = probe()
         if details is None:
             return
-        if details:
-            reason, meaning = connection_failure(details)
+        last = details or last
+        if last:
+            reason, meaning = connection_failure(last)
             raise BigTwoUnavailable(grpc.StatusCode.UNAVAILABLE, meaning, reason=reason, target=target)
     raise BigTwoUnavailable(
         grpc.StatusCode.UNAVAILABLE, f"no answer within {timeout:g} s", reason="NO_ANSWER", target=target

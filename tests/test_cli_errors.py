@@ -263,6 +263,7 @@ def run_bigtwo(argv: list[str], env: dict[str, str], *, closed_stdout: bool = Fa
     return done.returncode, "", done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ROWS, ids=[r.name for r in ROWS])
 def test_a_mistake_ends_in_a_sentence(case: Row, places: dict[str, str], tmp_path: Path) -> None:
     argv = [word.format(**places) for word in case.argv]
@@ -317,3 +318,70 @@ def test_help_shows_defaults_and_no_markup() -> None:
             meaningful = action.option_strings and action.nargs != 0 and action.default not in (None, "", [], False)
             if meaningful and action.default is not argparse.SUPPRESS:
                 assert "default" in shown.lower(), f"bigtwo {name} {action.option_strings[0]}: no default shown"
+
+
+# -- the pieces, in process -------------------------------------------------------------------------
+
+
+def test_vectors_stop_at_the_first_case_the_service_did_not_get() -> None:
+    from bigtwo.client.errors import ServiceUnreachable
+    from bigtwo.client.vectors_cmd import VectorFile, _StopOnLostService, judge_files
+    from bigtwo.engine.vectors import CaseResult
+
+    sent: list[str] = []
+
+    def gone(case: dict[str, str]) -> CaseResult:
+        sent.append(case["id"])
+        return CaseResult(case["id"], False, "x", "error UNAVAILABLE: ipv4:127.0.0.1:9: Connection refused")
+
+    files = [VectorFile(Path("a.json"), ({"id": "one"}, {"id": "two"}, {"id": "three"}))]
+    with pytest.raises(ServiceUnreachable, match=r"nothing is listening there .*\(at case one\)"):
+        judge_files(files, _StopOnLostService(gone, "127.0.0.1:9"))
+    assert sent == ["one"]
+
+
+@pytest.mark.parametrize(
+    ("details", "reason"),
+    [
+        (
+            "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:1: Connection refused",
+            "CONNECTION_REFUSED",
+        ),
+        ("Tls handshake failed (TSI_PROTOCOL_FAILURE): SSL_ERROR_SSL: WRONG_VERSION_NUMBER", "TLS_NOT_SPOKEN"),
+        ("Tls handshake failed: CERTIFICATE_VERIFY_FAILED: unable to get local issuer", "TLS_CERTIFICATE_REJECTED"),
+        ("Trying to connect an http1.x server (HTTP status 400)", "NOT_GRPC"),
+        ("last error: UNAVAILABLE: ipv4:127.0.0.1:5: Socket closed", "CONNECTION_CLOSED"),
+        ("connection attempt timed out before receiving SETTINGS frame", "NO_ANSWER"),
+        ("errors resolving nowhere:1: Domain name not found", "NAME_NOT_RESOLVED"),
+        ("something new", "UNAVAILABLE"),
+    ],
+)
+def test_connection_failures_are_named(details: str, reason: str) -> None:
+    from bigtwo.client.client import connection_failure
+
+    assert connection_failure(details)[0] == reason
+
+
+def test_the_one_table_of_errors() -> None:
+    from bigtwo.client.errors import EXIT_INTERRUPTED, CommandError, UsageError, explain
+
+    assert explain(ValueError("a bug")) is None
+    assert explain(KeyboardInterrupt()).exit_status == EXIT_INTERRUPTED  # type: ignore[union-attr]
+    refusal = explain(SystemExit("bigtwo play: --seat p4: this table seats p1-p3"))
+    assert isinstance(refusal, UsageError) and refusal.message == "--seat p4: this table seats p1-p3"
+    pipe = explain(BrokenPipeError())
+    assert isinstance(pipe, CommandError) and "output was closed" in pipe.message
+    missing = explain(FileNotFoundError(2, "No such file or directory", "/x/y.toml"))
+    assert missing is not None and "/x/y.toml" in missing.message and missing.exit_status == 1
+
+
+def test_a_default_from_the_environment_is_parsed_when_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bigtwo.client.arguments import Parser, env_default, port
+
+    monkeypatch.setenv("BIGTWO_TEST_PORT", "abc")
+    parser = Parser(prog="t")
+    parser.add_argument("--port", type=port, default=env_default("BIGTWO_TEST_PORT", 1))
+    assert parser.parse_args(["--port", "5"]).port == 5  # given on the line: the variable is not read
+    with pytest.raises(SystemExit) as stop:
+        parser.parse_args([])
+    assert stop.value.code == 2
