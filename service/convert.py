@@ -123,7 +123,7 @@ class IdentityCache:
         return value
 
 
-ruleset_tables = IdentityCache(tables_for)
+ruleset_tables = IdentityCache(tables_for, size=64)
 
 
 def mask_from(text: str, path: str) -> int:
@@ -163,7 +163,7 @@ class RulesetMessages:
         return message
 
 
-messages_for = IdentityCache(RulesetMessages, size=64)
+messages_for = IdentityCache(RulesetMessages, size=16)
 
 
 def play_to_pb(play: Play, ruleset: Ruleset) -> pb.Play:

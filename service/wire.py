@@ -171,7 +171,7 @@ class RulesetParts:
         return part
 
 
-parts_for = cv.IdentityCache(RulesetParts, size=64)
+parts_for = cv.IdentityCache(RulesetParts, size=16)
 """The parts of a ruleset (by identity: rulesets come from caches, so one object per ruleset)."""
 
 

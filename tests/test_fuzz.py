@@ -40,10 +40,7 @@ PEAK_MB = 50
 KNOWN: dict[str, str] = {}
 """Case-name prefix -> the finding, for hostile generators whose finding is being fixed."""
 
-XFAIL: dict[tuple[str, str], str] = {
-    ("aio", "stream-errors"): "issue 13 item 6: on the aio server a PlayStream that ends in an error status "
-    "(INVALID_ARGUMENT, FAILED_PRECONDITION) keeps about 6 kB for good; the sync server does not",
-}
+XFAIL: dict[tuple[str, str], str] = {}
 """(mode, RPC or check) -> a finding still present in the subset, named."""
 
 
