@@ -286,7 +286,7 @@ def test_a_taken_port_fails_loudly(servers: tuple[ServerProcess, ServerProcess],
         env={**dict(__import__("os").environ), "BIGTWO_TOKEN_KEYS": KEY_A, "BIGTWO_HOME": str(tmp_path)},
     )
     assert proc.returncode == 1
-    assert "cannot serve" in proc.stdout and str(taken) in proc.stdout
+    assert "already in use" in proc.stderr and str(taken) in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_vectors_through_the_service(servers: tuple[ServerProcess, ServerProcess]) -> None:
@@ -486,8 +486,8 @@ def test_an_unusable_auth_token_is_refused_at_start(tmp_path: Path, token: str) 
     command = [sys.executable, "-m", "bigtwo.client.cli", "serve", "--port", port, "--metrics-port", "0"]
     env = {**os.environ, "BIGTWO_TOKEN_KEYS": KEY_A, "BIGTWO_HOME": str(tmp_path)}
     by_flag = subprocess.run([*command, "--auth-token", token], env=env, capture_output=True, text=True, timeout=60)
-    assert by_flag.returncode == 1 and "--auth-token" in by_flag.stdout + by_flag.stderr
+    assert by_flag.returncode == 2 and "--auth-token" in by_flag.stdout + by_flag.stderr
     by_env = subprocess.run(
         command, env={**env, "BIGTWO_AUTH_TOKEN": token}, capture_output=True, text=True, timeout=60
     )
-    assert by_env.returncode == 1 and "--auth-token" in by_env.stdout + by_env.stderr
+    assert by_env.returncode == 2 and "--auth-token" in by_env.stdout + by_env.stderr
