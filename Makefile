@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 SHARED  ?= ../shared
 VECTORS := tests/vectors
 
-.PHONY: venv run test bench bench-bots fuzz lint proto buf-lint vectors-refresh clean
+.PHONY: chromium venv run test bench bench-bots fuzz lint proto buf-lint vectors-refresh clean
 
 venv: $(STAMP)
 
@@ -25,10 +25,15 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -e '.[dev]'
 	touch $@
 
+# Debian's chromium for the HTML replay test (tests/test_replay_html.py); a no-op when present.
+chromium:
+	@test -x /usr/bin/chromium || bash tests/tools/ensure_chromium.sh
+
 run: venv
 	$(BIGTWO) run
 
-test: venv
+# What the suite needs beyond pyproject.toml is installed here, never by a test.
+test: venv chromium
 	$(PY) -m pytest -q
 
 bench: venv

