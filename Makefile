@@ -6,34 +6,48 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 BIGTWO := $(VENV)/bin/bigtwo
-STAMP  := $(VENV)/.installed
+STAMP  := $(VENV)/.installed-dev
+RUNTIME_STAMP := $(VENV)/.installed-runtime
 
 # shared/ lies beside the repository (also in CI's fresh clone).
 SHARED  ?= ../shared
 VECTORS := tests/vectors
 
-.PHONY: chromium venv run test bench bench-bots fuzz lint proto buf-lint vectors-refresh clean
+.PHONY: chromium prometheus venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
 
+# venv: everything the tests, linters, benches and fuzzer need (the [dev] extras);
+# venv-runtime: only what the service and the bigtwo command need (what make run installs).
 venv: $(STAMP)
+venv-runtime: $(RUNTIME_STAMP)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
 
-# Re-install only when pyproject.toml is newer than the stamp.
+# Re-install only when pyproject.toml is newer than the stamp. The dev install holds the runtime
+# one, so it renews the runtime stamp as well.
+$(RUNTIME_STAMP): pyproject.toml | $(PY)
+	$(PIP) install -e .
+	touch $@
 $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -e '.[dev]'
-	touch $@
+	touch $@ $(RUNTIME_STAMP)
 
 # Debian's chromium for the HTML replay test (tests/test_replay_html.py); a no-op when present.
 chromium:
 	@test -x /usr/bin/chromium || bash tests/tools/ensure_chromium.sh
 
-run: venv
+# Debian's prometheus and promtool for the alert-rule and live-scrape tests (tests/test_prometheus_*.py);
+# a no-op when both are present.
+prometheus:
+	@command -v promtool >/dev/null && command -v prometheus >/dev/null || \
+	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; }
+
+run: venv-runtime
 	$(BIGTWO) run
 
 # What the suite needs beyond pyproject.toml is installed here, never by a test.
-test: venv chromium
+test: venv chromium prometheus buf
 	$(PY) -m pytest -q
 
 bench: venv
@@ -75,6 +89,8 @@ BUF   := $(TOOLS)/node_modules/.bin/buf
 $(BUF):
 	mkdir -p $(TOOLS)
 	cd $(TOOLS) && npm install --no-save --no-audit --no-fund @bufbuild/buf
+# make buf installs it (make test runs it first, so tests/test_service_proto.py installs nothing).
+buf: $(BUF)
 buf-lint: $(BUF)
 	cd proto && ../$(BUF) lint
 
