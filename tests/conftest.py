@@ -1,1 +1,67 @@
-"""Shared pytest configuration. The package is installed (make venv); nothing is added to sys.path."""
+"""Shared pytest configuration. The package is installed (make venv); nothing is added to sys.path.
+
+A test run writes nothing outside temporary folders: not the developer's home (``~/.bigtwo``'s
+development signing key, matplotlib's font cache, Chromium's profile, anything under ``~/.cache``
+or ``~/.config``) and not the repository (Hypothesis' example database, pytest's cache, which
+``-p no:cacheprovider`` in pyproject.toml turns off). So before anything runs, the session's
+environment points every home-like variable at one temporary folder, removed at the end; servers
+and commands the tests start in subprocesses inherit it. tests/test_isolation.py checks it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+REAL_HOME = os.environ.get("HOME", "")
+"""The home folder of whoever runs the suite, which no test may write to."""
+
+_SANDBOX = Path(tempfile.mkdtemp(prefix="bigtwo-tests-"))
+_HOME = _SANDBOX / "home"
+
+ISOLATED: dict[str, str] = {
+    "HOME": str(_HOME),
+    "BIGTWO_HOME": str(_HOME / ".bigtwo"),
+    "XDG_CACHE_HOME": str(_HOME / ".cache"),
+    "XDG_CONFIG_HOME": str(_HOME / ".config"),
+    "XDG_DATA_HOME": str(_HOME / ".local" / "share"),
+    "XDG_STATE_HOME": str(_HOME / ".local" / "state"),
+    "MPLCONFIGDIR": str(_SANDBOX / "matplotlib"),
+    "HYPOTHESIS_STORAGE_DIRECTORY": str(_SANDBOX / "hypothesis"),
+}
+"""The variables set for the whole session."""
+
+_SAVED = {name: os.environ.get(name) for name in ISOLATED}
+_HOME.mkdir()
+os.environ.update(ISOLATED)
+
+# Failing examples are not kept between runs: a database would be a folder of the repository
+# (or, moved, of the temporary home, which goes at the end anyway). Failures print their example.
+settings.register_profile("bigtwo-isolated", database=None)
+settings.load_profile("bigtwo-isolated")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for name, value in _SAVED.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    shutil.rmtree(_SANDBOX, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def real_home() -> Path:
+    """The real home folder (from before the session's isolation)."""
+    return Path(REAL_HOME)
+
+
+@pytest.fixture(scope="session")
+def isolated_environment() -> dict[str, str]:
+    """The home-like variables the session set, and their values."""
+    return dict(ISOLATED)

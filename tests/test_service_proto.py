@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -52,8 +52,13 @@ def test_every_field_and_message_is_commented() -> None:
 
 
 def test_buf_lint() -> None:
+    """buf comes from ``make buf`` (which ``make test`` runs first); the test installs nothing.
+    Under CI=true a missing buf fails the test; elsewhere it is skipped."""
     buf = ROOT / ".tools" / "node_modules" / ".bin" / "buf"
-    if not buf.exists() and shutil.which("npm") is None:
-        pytest.skip("npm is not available to install @bufbuild/buf")
-    proc = subprocess.run(["make", "-s", "buf-lint"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    if not buf.exists():
+        message = f"{buf.relative_to(ROOT)} is missing: run `make buf` (npm package @bufbuild/buf)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    proc = subprocess.run([str(buf), "lint"], cwd=PROTO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr

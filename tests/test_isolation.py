@@ -1,0 +1,98 @@
+"""The suite writes nothing outside temporary folders (tests/conftest.py): not the real home
+(``~/.bigtwo``'s development signing key, matplotlib's cache) and not the repository (Hypothesis'
+database, pytest's cache), whatever a test or a server it starts does."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from service_support import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _inside(path: str | Path, folder: Path) -> bool:
+    return Path(path).resolve().is_relative_to(folder.resolve())
+
+
+def _snapshot(folder: Path) -> dict[str, int]:
+    """Every file under ``folder`` and its modification time (empty when there is no folder)."""
+    if not folder.is_dir():
+        return {}
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")}
+
+
+def _repository_status() -> list[str] | None:
+    """``git status --porcelain --ignored`` of the repository: files added, changed or ignored;
+    None outside a git checkout."""
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        return None
+    done = subprocess.run(
+        [git, "status", "--porcelain", "--ignored", "--untracked-files=normal"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return sorted(done.stdout.splitlines()) if done.returncode == 0 else None
+
+
+def test_the_session_has_a_home_of_its_own(
+    real_home: Path, isolated_environment: dict[str, str], pytestconfig: pytest.Config
+) -> None:
+    from hypothesis import settings
+    from hypothesis.configuration import storage_directory
+
+    home = Path(os.environ["HOME"])
+    for name, value in isolated_environment.items():
+        assert os.environ[name] == value, name
+        assert not _inside(value, ROOT), f"{name}={value} is inside the repository"
+        if str(real_home) not in ("", "/"):
+            assert not _inside(value, real_home), f"{name}={value} is inside the real home"
+    assert Path.home() == home
+    assert _inside(os.environ["BIGTWO_HOME"], home)
+    assert settings.default.database is None
+    assert not _inside(storage_directory("examples", intent_to_write=False).path, ROOT)
+    assert not pytestconfig.pluginmanager.has_plugin("cacheprovider")
+
+
+def test_a_server_and_a_command_write_only_to_the_temporary_home(real_home: Path, tmp_path: Path) -> None:
+    """``bigtwo serve`` without token keys writes its development key under ``$BIGTWO_HOME``
+    (here: the session's home, as ``~/.bigtwo`` is ``$HOME/.bigtwo``); matplotlib's cache and
+    config go to ``MPLCONFIGDIR``. Neither touches the real home or the repository."""
+    before_home = _snapshot(real_home / ".bigtwo")
+    before_repository = _repository_status()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGTWO_TOKEN_KEYS")}
+    env.pop("BIGTWO_HOME")  # the fallback: the home folder's .bigtwo
+    port = free_port()
+    command = [sys.executable, "-m", "bigtwo.client.cli", "serve", "--port", str(port), "--metrics-port", "0"]
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            grpc.channel_ready_future(channel).result(timeout=60)
+        plot = subprocess.run(
+            [sys.executable, "-c", "import matplotlib; print(matplotlib.get_configdir(), matplotlib.get_cachedir())"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+    assert (Path(os.environ["HOME"]) / ".bigtwo" / "dev-signing-key").is_file()
+    for folder in plot.stdout.split():
+        assert _inside(folder, Path(os.environ["MPLCONFIGDIR"])), plot.stdout
+    assert _snapshot(real_home / ".bigtwo") == before_home
+    if before_repository is not None:
+        assert _repository_status() == before_repository
