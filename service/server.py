@@ -16,6 +16,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from concurrent import futures
 from dataclasses import asdict, dataclass
@@ -31,7 +32,16 @@ from .keys import KeyConfigError, load_keys
 from .limits import LIMITS
 from .offload import DEFAULT_WAITING, KINDS, Offload, default_workers
 from .servicer import AUTH_TOKEN_RULE, SERVICE_NAME, Hosting, ServiceCore, valid_auth_token
-from .telemetry import MULTIPROC_ENV, configure_logging, logger, start_metrics_server
+from .telemetry import (
+    CALLS,
+    LOOP_LAG,
+    MULTIPROC_ENV,
+    QUEUE,
+    SERVING,
+    configure_logging,
+    logger,
+    start_metrics_server,
+)
 from .tokens import TokenCodec
 
 MODES = ("aio", "sync")
@@ -259,6 +269,80 @@ def _bind(server: Any, cfg: ServerConfig) -> int:
 
 CoreFactory = Callable[[TokenCodec], Any]
 
+DRAINING_DETAILS = "the server is draining (shutting down): call another replica"
+HEALTH_PREFIX = f"/{health.SERVICE_NAME}/"
+LOOP_LAG_INTERVAL = 0.05
+"""Seconds between the event loop lag's samples (aio mode)."""
+DRAIN_POLL = 0.05
+"""Seconds between looks at the open streams while draining."""
+
+
+class DrainGate(grpc.GenericRpcHandler):
+    """From the first moment of a drain, refuse new calls with UNAVAILABLE (never started, so safe
+    to retry elsewhere) while the health service keeps answering, NOT_SERVING.
+
+    gRPC's own ``stop(grace)`` refuses every new call at once, health checks included: a probe or
+    a load balancer asking during the drain saw UNAVAILABLE or CANCELLED, never NOT_SERVING. So
+    the server stops only once its open streams have finished (or the grace is spent), and this
+    handler, placed before the service's, turns the calls away meanwhile. Calls already running
+    go on. Before a drain it declines every call (one attribute read)."""
+
+    def __init__(self, *, aio: bool) -> None:
+        self.draining = False
+        self.handler = self._aio_handler() if aio else self._sync_handler()
+
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler[Any, Any] | None:
+        if not self.draining:
+            return None
+        method: str = handler_call_details.method
+        if method.startswith(HEALTH_PREFIX):
+            return None
+        if method.startswith(f"/{SERVICE_NAME}/"):
+            CALLS.labels(method.rsplit("/", 1)[1], "UNAVAILABLE").inc()
+        return self.handler
+
+    @staticmethod
+    def _sync_handler() -> grpc.RpcMethodHandler[Any, Any]:
+        # A stream-stream handler suits every kind of method: it ends the call without reading.
+        def refuse(requests: Any, context: grpc.ServicerContext) -> Any:
+            context.abort(grpc.StatusCode.UNAVAILABLE, DRAINING_DETAILS)
+
+        return grpc.stream_stream_rpc_method_handler(refuse)
+
+    @staticmethod
+    def _aio_handler() -> grpc.RpcMethodHandler[Any, Any]:
+        async def refuse(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, DRAINING_DETAILS)
+
+        return grpc.stream_stream_rpc_method_handler(refuse)
+
+
+class TimedThreadPool(futures.ThreadPoolExecutor):
+    """The sync server's thread pool, timing how long each call waits for a thread.
+
+    The sync server hands each call to the pool (one ``submit`` a call); the time from ``submit``
+    to a thread starting it is the call's queueing, which the handler cannot see (``QUEUE``)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> futures.Future[Any]:
+        queued = time.perf_counter()
+
+        def timed() -> Any:
+            QUEUE.observe(time.perf_counter() - queued)
+            return fn(*args, **kwargs)
+
+        return super().submit(timed)
+
+
+async def _sample_loop_lag() -> None:
+    """Observe how late the loop wakes a sleeper: the wait any call or stream message meets
+    before its code runs. The aio server starts each call's handler as a task of this loop, and
+    gRPC exposes no time of a call's arrival, so the loop's lag is the queueing it can measure."""
+    loop = asyncio.get_running_loop()
+    while True:
+        asked = loop.time()
+        await asyncio.sleep(LOOP_LAG_INTERVAL)
+        LOOP_LAG.observe(max(0.0, loop.time() - asked - LOOP_LAG_INTERVAL))
+
 
 def _setup(cfg: ServerConfig, make_core: CoreFactory | None = None) -> Hosting:
     loaded = load_keys(cfg.token_keys_file or None)
@@ -309,11 +393,12 @@ def _announce(cfg: ServerConfig, port: int, reuse_port: bool, hosting: Hosting) 
 def run_sync(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None = None) -> int:
     hosting = _setup(cfg, make_core)
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=cfg.threads, thread_name_prefix="bigtwo"),
+        TimedThreadPool(max_workers=cfg.threads, thread_name_prefix="bigtwo"),
         options=grpc_options(cfg, reuse_port),
         maximum_concurrent_rpcs=cfg.max_concurrent_rpcs or None,
     )
-    server.add_generic_rpc_handlers((hosting.generic_handler(aio=False),))
+    gate = DrainGate(aio=False)
+    server.add_generic_rpc_handlers((gate, hosting.generic_handler(aio=False)))
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
@@ -323,13 +408,19 @@ def run_sync(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None 
     server.start()
     for name in ("", SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    SERVING.set(1)
     _announce(cfg, port, reuse_port, hosting)
     stop = threading.Event()
     _on_signals(lambda: stop.set())
     stop.wait()
-    logger().info("draining", grace_seconds=cfg.grace)
-    health_servicer.enter_graceful_shutdown()
-    server.stop(cfg.grace).wait()
+    health_servicer.enter_graceful_shutdown()  # NOT_SERVING, before anything else
+    gate.draining = True
+    SERVING.set(0)
+    logger().info("draining", grace_seconds=cfg.grace, open_streams=hosting.open_streams)
+    deadline = time.monotonic() + cfg.grace
+    while hosting.open_streams and time.monotonic() < deadline:
+        time.sleep(DRAIN_POLL)
+    server.stop(max(0.0, deadline - time.monotonic())).wait()
     hosting.heavy.shutdown()
     logger().info("stopped")
     return 0
@@ -340,7 +431,8 @@ async def _run_aio(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory |
     server = grpc.aio.server(
         options=grpc_options(cfg, reuse_port), maximum_concurrent_rpcs=cfg.max_concurrent_rpcs or None
     )
-    server.add_generic_rpc_handlers((hosting.generic_handler(aio=True),))
+    gate = DrainGate(aio=True)
+    server.add_generic_rpc_handlers((gate, hosting.generic_handler(aio=True)))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
@@ -349,15 +441,23 @@ async def _run_aio(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory |
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    SERVING.set(1)
     _announce(cfg, port, reuse_port, hosting)
+    lag = asyncio.create_task(_sample_loop_lag())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     await stop.wait()
-    logger().info("draining", grace_seconds=cfg.grace)
-    await health_servicer.enter_graceful_shutdown()
-    await server.stop(cfg.grace)
+    await health_servicer.enter_graceful_shutdown()  # NOT_SERVING, before anything else
+    gate.draining = True
+    SERVING.set(0)
+    logger().info("draining", grace_seconds=cfg.grace, open_streams=hosting.open_streams)
+    deadline = loop.time() + cfg.grace
+    while hosting.open_streams and loop.time() < deadline:
+        await asyncio.sleep(DRAIN_POLL)
+    await server.stop(max(0.0, deadline - loop.time()))
+    lag.cancel()
     await asyncio.to_thread(hosting.heavy.shutdown)
     logger().info("stopped")
     return 0
@@ -420,7 +520,7 @@ def run_workers(cfg: ServerConfig) -> int:
     for process in processes:
         process.start()
     if cfg.metrics_port:
-        start_metrics_server(cfg.host, cfg.metrics_port)
+        start_metrics_server(cfg.host, cfg.metrics_port, lambda: [p.pid if p.is_alive() else None for p in processes])
     log.info("workers", count=cfg.workers, pids=[p.pid for p in processes], metrics_dir=metrics_dir)
     stopping = threading.Event()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import os
+import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -38,7 +39,20 @@ from .offload import (
     is_heavy,
     worker_lost,
 )
-from .telemetry import BOT_MOVES, CALLS, DEALS_FINISHED, DEALS_STARTED, LATENCY, MOVES, OPEN_STREAMS, logger
+from .telemetry import (
+    BOT_MOVES,
+    CALLS,
+    DEALS_FINISHED,
+    DEALS_STARTED,
+    FAILED,
+    LATENCY,
+    MALFORMED,
+    MOVE_LATENCY,
+    MOVES,
+    OPEN_STREAMS,
+    initialise,
+    logger,
+)
 from .tokens import LastMove
 
 SERVICE_NAME = "bigtwo.v1.BigTwoService"
@@ -68,6 +82,9 @@ so the loop keeps answering the other calls and streams meanwhile (:func:`.offlo
 NO_DEADLINE = 1e9
 """Seconds left above which a call has no deadline (the sync server reports "none" as centuries)."""
 STREAM = "PlayStream"
+MOVE_METHODS = ("ValidateMove", "ApplyMove", STREAM)
+"""The RPCs whose messages are moves: each counted in ``bigtwo_moves_total`` and timed in
+``bigtwo_move_duration_seconds`` as it is answered (a stream's, while the stream goes on)."""
 
 
 AUTH_TOKEN_RULE = (
@@ -158,6 +175,68 @@ def _resends(move: pb.Move, last: LastMove) -> bool:
         return last.same_as(Move.parse(move.seat, move.text))
     except Refusal:
         return False
+
+
+_MOVE_SERIES: dict[tuple[str, str], Any] = {}
+"""``bigtwo_moves_total``'s child of each (result, reason), looked up once a process."""
+
+
+def _count_move(result: str, reason: str) -> None:
+    child = _MOVE_SERIES.get((result, reason))
+    if child is None:
+        child = _MOVE_SERIES[(result, reason)] = MOVES.labels(result, reason)
+    child.inc()
+
+
+def _move_refused(code: grpc.StatusCode) -> None:
+    """A move message answered with an error status instead of a judgement."""
+    if code is grpc.StatusCode.INVALID_ARGUMENT:
+        _count_move(MALFORMED, "")
+    else:
+        _count_move(FAILED, code.name)
+
+
+class StreamTally:
+    """What a stream has counted so far: each judged move and each deal started or finished goes
+    to the metrics as its message is answered, not when the stream ends (a stream may live for a
+    whole deal, or be cut at shutdown before it ends)."""
+
+    __slots__ = ("finished", "latency", "moves", "started")
+
+    def __init__(self) -> None:
+        self.moves = 0
+        self.started = 0
+        self.finished = 0
+        self.latency = MOVE_LATENCY.labels(STREAM)
+
+    def answered(self, info: CallInfo, received: float) -> None:
+        """Count what ``info`` gained since the last message; a judged move's time is
+        ``received`` (when the handler took the message) to now."""
+        moves = info.moves
+        if len(moves) > self.moves:
+            self.latency.observe(time.perf_counter() - received)
+            for result, reason in moves[self.moves :]:
+                _count_move(result, reason)
+            self.moves = len(moves)
+        if info.deals_started > self.started or info.deals_finished > self.finished:
+            self.deals(info)
+
+    def refused(self, request: Any, code: grpc.StatusCode, received: float) -> None:
+        """The message that ended the stream with ``code``: a move message (or bytes that were no
+        message at all) counts as a move answered with an error."""
+        if isinstance(request, Undecodable) or (
+            isinstance(request, api.PlayStreamRequest) and request.WhichOneof("message") == "move"
+        ):
+            self.latency.observe(time.perf_counter() - received)
+            _move_refused(code)
+
+    def deals(self, info: CallInfo) -> None:
+        if info.deals_started > self.started:
+            DEALS_STARTED.labels(info.preset).inc(info.deals_started - self.started)
+            self.started = info.deals_started
+        if info.deals_finished > self.finished:
+            DEALS_FINISHED.labels(info.preset).inc(info.deals_finished - self.finished)
+            self.finished = info.deals_finished
 
 
 class StreamSession:
@@ -312,6 +391,13 @@ class Hosting:
         self.log = logger()
         self.log_calls = log_calls
         self.batch = TurnBatch()
+        self.open_streams = 0
+        """PlayStream calls open in this process (the drain waits for them)."""
+        self._streams_lock = threading.Lock()
+        from bigtwo.engine import PRESET_NAMES, Reason
+        from bigtwo.engine.bots import LEVELS
+
+        initialise([*UNARY, STREAM], MOVE_METHODS, [reason.value for reason in Reason], PRESET_NAMES, LEVELS)
 
     # -- the one wrapper's parts ---------------------------------------------------------------
 
@@ -340,19 +426,27 @@ class Hosting:
         request_id: str,
         info: CallInfo,
         error: BaseException | None,
+        tally: StreamTally | None = None,
     ) -> None:
         elapsed = time.perf_counter() - started
         CALLS.labels(method, code.name).inc()
         LATENCY.labels(method).observe(elapsed)
-        if len(info.moves) == 1:
-            MOVES.labels(*info.moves[0]).inc()
-        elif info.moves:
-            for (result, reason), count in Counter(info.moves).items():
-                MOVES.labels(result, reason).inc(count)
-        if info.deals_started:
-            DEALS_STARTED.labels(info.preset).inc(info.deals_started)
-        if info.deals_finished:
-            DEALS_FINISHED.labels(info.preset).inc(info.deals_finished)
+        if tally is not None:  # a stream counted its moves as it went
+            tally.deals(info)
+        else:
+            if len(info.moves) == 1:
+                _count_move(*info.moves[0])
+            elif info.moves:
+                for (result, reason), count in Counter(info.moves).items():
+                    MOVES.labels(result, reason).inc(count)
+            if method in MOVE_METHODS:
+                MOVE_LATENCY.labels(method).observe(elapsed)
+                if not info.moves and code is not grpc.StatusCode.OK:
+                    _move_refused(code)
+            if info.deals_started:
+                DEALS_STARTED.labels(info.preset).inc(info.deals_started)
+            if info.deals_finished:
+                DEALS_FINISHED.labels(info.preset).inc(info.deals_finished)
         if info.bot_level:
             BOT_MOVES.labels(method, info.bot_level).inc()
         if code is grpc.StatusCode.INTERNAL and error is not None:
@@ -444,26 +538,40 @@ class Hosting:
         def handler(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
             started = time.perf_counter()
             info = CallInfo()
+            tally = StreamTally()
             code, error, request_id = grpc.StatusCode.OK, None, ""
+            request: Any = None
+            received = started
             OPEN_STREAMS.inc()
+            with self._streams_lock:
+                self.open_streams += 1
             try:
                 request_id = self._begin(context)
                 session = self.core.session(info)
                 for request in requests:
+                    received = time.perf_counter()
                     if isinstance(request, Undecodable):
                         raise undecodable(request, "PlayStreamRequest")
-                    yield session.handle(request)
+                    answer = session.handle(request)
+                    tally.answered(info, received)
+                    request = None
+                    yield answer
+                if not context.is_active():  # the requests ended because the call was cut
+                    code = grpc.StatusCode.CANCELLED
             except GeneratorExit:
                 code = grpc.StatusCode.CANCELLED
                 raise
             except Exception as exc:
                 status, code = self._status(exc, request_id, context)
                 error = exc
+                tally.refused(request, code, received)
                 if status is not None:
                     _abort_sync(context, status)
             finally:
                 OPEN_STREAMS.dec()
-                self._record(method, code, started, request_id, info, error)
+                with self._streams_lock:
+                    self.open_streams -= 1
+                self._record(method, code, started, request_id, info, error, tally)
 
         return handler
 
@@ -510,16 +618,26 @@ class Hosting:
         ) -> AsyncIterator[Any]:
             started = time.perf_counter()
             info = CallInfo()
+            tally = StreamTally()
             code, error, request_id = grpc.StatusCode.OK, None, ""
+            request: Any = None
+            received = started
             OPEN_STREAMS.inc()
+            self.open_streams += 1  # the event loop's thread only
             try:
                 request_id = self._begin(context)
                 session = self.core.session(info)
                 batch = self.batch
                 async for request in requests:
+                    received = time.perf_counter()
                     if isinstance(request, Undecodable):
                         raise undecodable(request, "PlayStreamRequest")
-                    yield await batch.call(session.handle, request)
+                    answer = await batch.call(session.handle, request)
+                    tally.answered(info, received)
+                    request = None
+                    yield answer
+                if context.cancelled():  # the requests ended because the call was cut
+                    code = grpc.StatusCode.CANCELLED
             except (GeneratorExit, StopAsyncIteration):
                 code = grpc.StatusCode.CANCELLED
                 raise
@@ -529,6 +647,7 @@ class Hosting:
                     raise
                 status, code = self._status(exc, request_id, context)
                 error = exc
+                tally.refused(request, code, received)
                 if status is not None:
                     # The stream ends with its status set, not by raising abort's exception out of
                     # this handler: that exception, chained to this one and its frames (the deal,
@@ -538,8 +657,9 @@ class Hosting:
                     context.set_trailing_metadata(status.trailing_metadata)
             finally:
                 OPEN_STREAMS.dec()
-                self._record(method, code, started, request_id, info, error)
-                error = None
+                self.open_streams -= 1
+                self._record(method, code, started, request_id, info, error, tally)
+                error = request = None
 
         return handler
 

@@ -1,8 +1,13 @@
-"""Prometheus metrics and structlog JSON logs.
+"""Prometheus metrics and structlog JSON logs (every metric is described in docs/OBSERVABILITY.md).
 
 Metrics work with several worker processes through prometheus-client's multiprocess mode: the
 parent sets ``PROMETHEUS_MULTIPROC_DIR`` before the workers start (each worker's metrics live in
-files there) and serves the merged view on the metrics port. One process serves its own registry.
+files there) and serves the merged view on the metrics port, with each worker's ``process_*``
+metrics read from ``/proc`` (:class:`WorkerProcesses`). One process serves its own registry.
+
+Every series an alert or a dashboard panel reads is created at zero when a server process starts
+(:func:`initialise`): a labelled series that does not exist yet reads "No data" in a panel and
+gives an alert nothing to evaluate, where it should read 0.
 """
 
 from __future__ import annotations
@@ -10,26 +15,73 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import structlog
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.metrics_core import Metric
+from prometheus_client.process_collector import ProcessCollector
+from prometheus_client.registry import Collector
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0)
+QUEUE_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+
+CODES = (
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "FAILED_PRECONDITION",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "UNAUTHENTICATED",
+    "INTERNAL",
+    "UNAVAILABLE",
+)
+"""The status codes the service answers with (errors.py's mapping, cancellations, the drain's
+refusals): each method's series of each is created at zero."""
+
+JUDGED = ("accepted", "refused", "duplicate", "validated")
+"""Results of a move the rules judged (a refusal is an OK answer, not an error)."""
+MALFORMED = "malformed"
+"""A move message refused INVALID_ARGUMENT (undecodable, a field missing or out of range)."""
+FAILED = "failed"
+"""A move message refused with another status (a wrong move index, a seat not the token's...);
+its reason label is the status code."""
 
 CALLS = Counter("bigtwo_rpc_calls_total", "RPCs handled, by method and status code", ["method", "code"])
 LATENCY = Histogram(
     "bigtwo_rpc_duration_seconds",
-    "Time handling an RPC (a stream: its whole life)",
+    "Time handling an RPC, in seconds (a stream: its whole life)",
     ["method"],
     buckets=LATENCY_BUCKETS,
 )
 MOVES = Counter(
     "bigtwo_moves_total",
-    "Moves judged, by result (accepted/refused/duplicate/validated) and refusal reason",
+    "Move messages (unary ApplyMove/ValidateMove/TimeoutMove and each PlayStream move), counted as each "
+    "is answered, by result (accepted/refused/duplicate/validated/malformed/failed) and reason",
     ["result", "reason"],
+)
+MOVE_LATENCY = Histogram(
+    "bigtwo_move_duration_seconds",
+    "Time from a move message reaching its handler to its answer being ready, in seconds, by method",
+    ["method"],
+    buckets=LATENCY_BUCKETS,
+)
+QUEUE = Histogram(
+    "bigtwo_queue_seconds",
+    "Sync mode: time a call waits for a thread of the pool before its handler runs, in seconds",
+    buckets=QUEUE_BUCKETS,
+)
+LOOP_LAG = Histogram(
+    "bigtwo_event_loop_lag_seconds",
+    "aio mode: how late the event loop runs a timer, sampled every 50 ms, in seconds (the wait any "
+    "call or stream message meets before its code runs)",
+    buckets=QUEUE_BUCKETS,
 )
 BOT_MOVES = Counter(
     "bigtwo_bot_moves_total",
@@ -39,15 +91,75 @@ BOT_MOVES = Counter(
 DEALS_STARTED = Counter("bigtwo_deals_started_total", "Deals dealt, by preset", ["preset"])
 DEALS_FINISHED = Counter("bigtwo_deals_finished_total", "Deals that ended, by preset", ["preset"])
 OPEN_STREAMS = Gauge("bigtwo_open_streams", "PlayStream calls open now", multiprocess_mode="livesum")
+SERVING = Gauge(
+    "bigtwo_serving",
+    "Server processes taking calls: 1 each while serving, 0 from the first moment of a drain",
+    multiprocess_mode="livesum",
+)
 
 
-def start_metrics_server(host: str, port: int) -> Any:
-    """Serve /metrics on ``host:port``; merges every worker's files in multiprocess mode."""
+def initialise(
+    methods: Iterable[str],
+    move_methods: Iterable[str],
+    refusal_reasons: Iterable[str],
+    presets: Iterable[str],
+    bot_levels: Iterable[str],
+) -> None:
+    """Create every series the alerts and the dashboard read, at zero, in this process."""
+    for method in methods:
+        LATENCY.labels(method)
+        for code in CODES:
+            CALLS.labels(method, code)
+    for method in move_methods:
+        MOVE_LATENCY.labels(method)
+    for result in (*JUDGED, MALFORMED):
+        MOVES.labels(result, "")
+    for reason in refusal_reasons:
+        MOVES.labels("refused", reason)
+    for preset in presets:
+        DEALS_STARTED.labels(preset)
+        DEALS_FINISHED.labels(preset)
+    for level in bot_levels:
+        BOT_MOVES.labels("BotMove", level)
+        BOT_MOVES.labels("TimeoutMove", level)
+    OPEN_STREAMS.set(0)
+    SERVING.set(0)
+
+
+class WorkerProcesses(Collector):
+    """The ``process_*`` metrics of each server process, labelled ``process`` ("main" for the one
+    serving /metrics, "worker-1"... for the others): multiprocess mode merges only the service's
+    own metrics, so without this a replica run with ``--workers`` shows no CPU or memory.
+
+    Each process is read by prometheus-client's own :class:`ProcessCollector` (``/proc``); a
+    process that has exited yields nothing."""
+
+    def __init__(self, workers: Callable[[], Sequence[int | None]]) -> None:
+        self.workers = workers
+
+    def collect(self) -> Iterable[Metric]:
+        named: list[tuple[str, int]] = [("main", os.getpid())]
+        named += [(f"worker-{n}", pid) for n, pid in enumerate(self.workers(), start=1) if pid]
+        families: dict[str, Metric] = {}
+        for label, pid in named:
+            for family in ProcessCollector(pid=lambda pid=pid: pid, registry=None).collect():  # type: ignore[misc]
+                merged = families.get(family.name)
+                if merged is None:
+                    merged = families[family.name] = Metric(family.name, family.documentation, family.type)
+                for sample in family.samples:
+                    merged.add_sample(sample.name, {**sample.labels, "process": label}, sample.value)
+        return list(families.values())
+
+
+def start_metrics_server(host: str, port: int, workers: Callable[[], Sequence[int | None]] | None = None) -> Any:
+    """Serve /metrics on ``host:port``. In multiprocess mode, the merged files of every worker,
+    plus ``workers()``' process metrics (the pids of the server processes)."""
     if os.environ.get(MULTIPROC_ENV):
         from prometheus_client import multiprocess
 
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        registry.register(WorkerProcesses(workers or (lambda: ())))
         return start_http_server(port, addr=host, registry=registry)
     return start_http_server(port, addr=host)
 
