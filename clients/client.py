@@ -63,6 +63,7 @@ from bigtwo.engine import (
     cards_of,
     classify_mask,
     mask_text,
+    settle_with_winner,
     tables_for,
 )
 from bigtwo.v1 import service_pb2 as api
@@ -719,7 +720,9 @@ def _events(messages: Sequence[pb.Event], ruleset: Ruleset) -> tuple[Event, ...]
             out.append(DragonRevealed(message.dragon_revealed.seat, message.dragon_revealed.hand.mask))
         elif which == "deal_ended":
             e = message.deal_ended
-            out.append(DealEnded(e.winner, tuple(e.cards_left), tuple(e.twos_left), tuple(e.scores), e.by_dragon))
+            # The wire carries the counts; the engine's settlement of them is the record's result.
+            settled = settle_with_winner(ruleset, e.winner, e.cards_left, e.twos_left)
+            out.append(DealEnded(settled, e.by_dragon))
         elif which == "deal_started":
             e = message.deal_started
             opening = Card.parse(e.opening_card).index if e.opening_card else -1

@@ -42,7 +42,17 @@ from .hints import Readout, fewest_plays, hint_cycle, name_cards, next_hint, rea
 from .match import DealRecord, Match
 from .observation import Observation, observe, redact
 from .rules import OPTION_NAMES, PRESET_NAMES, PRESET_SUMMARIES, PRESETS, Ruleset, preset
-from .scoring import DealSettlement, SeatSettlement, ending_now, settle, settle_with_winner
+from .scoring import (
+    DealSettlement,
+    SeatSettlement,
+    ending_now,
+    ending_now_of,
+    settle,
+    settle_hands,
+    settle_with_winner,
+    twos_in,
+)
+from .singles import forced_single, single_two_out
 from .tables import RuleTables, tables_for
 
 __all__ = [
@@ -106,8 +116,10 @@ __all__ = [
     "classify_mask",
     "deal_from_code",
     "ending_now",
+    "ending_now_of",
     "explicit_deal",
     "fewest_plays",
+    "forced_single",
     "hint_cycle",
     "mask_of",
     "mask_text",
@@ -121,8 +133,11 @@ __all__ = [
     "readout",
     "redact",
     "settle",
+    "settle_hands",
     "settle_with_winner",
     "shuffled_deck",
+    "single_two_out",
     "tables_for",
     "timeout_move",
+    "twos_in",
 ]

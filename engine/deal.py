@@ -28,8 +28,9 @@ from .errors import (
 )
 from .events import CardsPlayed, DealEnded, DealStarted, DragonRevealed, Event, LastCard, Passed, TrickEnded
 from .generate import CARD_MASK, all_plays, can_beat, plays_of_size
-from .rules import AfterPass, NextHasOneCard, Opening, Ruleset, SingleTwoLast, Switch
-from .scoring import settle_with_winner
+from .rules import AfterPass, Opening, Ruleset, Switch
+from .scoring import DealSettlement, settle_hands
+from .singles import forced_single, single_two_out
 from .tables import RuleTables, tables_for
 
 FULL_DECK = (1 << 52) - 1
@@ -146,9 +147,7 @@ class Deal:
     __slots__ = (
         "_auto_pass",
         "_events",
-        "_highest_single",
         "_may_play_again",
-        "_no_single_two_out",
         "_single_rules",
         "deal_number",
         "face_up_card",
@@ -197,10 +196,9 @@ class Deal:
         self.players = ruleset.players
         # The options the hot paths ask about on every move, looked up once.
         self._may_play_again = ruleset.after_pass is AfterPass.MAY_PLAY_AGAIN
-        self._highest_single = ruleset.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE
-        self._no_single_two_out = ruleset.single_two_last is SingleTwoLast.FORBIDDEN
         self._auto_pass = ruleset.auto_pass is Switch.ON
-        self._single_rules = self._highest_single or self._no_single_two_out
+        # Whether either rule of :mod:`.singles` is on: most rulesets skip asking them at all.
+        self._single_rules = self.tables.highest_single or self.tables.single_two_out_refused
 
     # -- construction ----------------------------------------------------------------------------
 
@@ -274,6 +272,16 @@ class Deal:
 
     def cards_left(self) -> tuple[int, ...]:
         return tuple(hand.bit_count() for hand in self.hands)
+
+    def settlement(self) -> DealSettlement | None:
+        """The settlement card of a finished deal (None while it is in play): the one its
+        ``DealEnded`` holds, and the same for a deal resumed from a state, which keeps no events."""
+        if self.winner < 0:
+            return None
+        for event in reversed(self._events):
+            if isinstance(event, DealEnded):
+                return event.settlement
+        return settle_hands(self.ruleset, self.winner, self.hands)
 
     def hand(self, seat: int) -> tuple[Card, ...]:
         return cards_of(self.hands[seat])
@@ -409,27 +417,21 @@ class Deal:
                 f"The first play must include {Card.from_index(self.opening_card).suit_first}"
             )
         play = check_beats(mask, self.table, self.tables)
-        if self._single_rules:
-            self._check_game_rules(seat, play)
+        if self._single_rules and play.kind is Kind.SINGLE:
+            self._check_singles(seat, mask)
         return play
 
-    def _check_game_rules(self, seat: int, play: Play) -> None:
-        """The rules about singles: none goes out on a single 2, and the highest single when the
-        next seat holds one card. Asked only under rulesets that have either (``_single_rules``)."""
-        if play.kind is not Kind.SINGLE:
-            return
-        hand = self.hands[seat]
-        if self._no_single_two_out and self.table is not None and hand == play.mask and play.mask & TWOS:
+    def _check_singles(self, seat: int, mask: int) -> None:
+        """Refuse a single that a rule of :mod:`.singles` forbids, in RULES.md's refusal order
+        (``single-two-last`` before ``must-play-highest-single``)."""
+        if single_two_out(self.tables, self.hands[seat], mask, following=self.table is not None):
             raise SingleTwoLastError("You can't go out on a single 2")
-        if self._highest_single:
-            next_seat = (seat + 1) % self.players
-            if self.hands[next_seat].bit_count() == 1:
-                highest = self.tables.highest_card_in(hand)
-                if play.mask != 1 << highest:
-                    raise MustPlayHighestSingleError(
-                        f"The next player has one card left: a single must be your highest, "
-                        f"{Card.from_index(highest).pretty}"
-                    )
+        forced = forced_single(self.tables, self.hands, seat)
+        if forced and mask != forced:
+            raise MustPlayHighestSingleError(
+                f"The next player has one card left: a single must be your highest, "
+                f"{Card.from_index(forced.bit_length() - 1).pretty}"
+            )
 
     def _commit(self, seat: int, play: Play | None) -> tuple[Event, ...]:
         """Turn a verified move into its event and the events the rules add after it (last card,
@@ -465,10 +467,7 @@ class Deal:
         return tuple(out)
 
     def _deal_ended(self, winner: int, *, by_dragon: bool) -> DealEnded:
-        cards_left = tuple(hand.bit_count() for hand in self.hands)
-        twos_left = tuple((hand & TWOS).bit_count() for hand in self.hands)
-        settlement = settle_with_winner(self.ruleset, winner, cards_left, twos_left)
-        return DealEnded(winner, cards_left, twos_left, settlement.scores, by_dragon)
+        return DealEnded(settle_hands(self.ruleset, winner, self.hands), by_dragon)
 
     def _dragon_events(self) -> list[Event]:
         dragons = [seat for seat, hand in enumerate(self.hands) if all(hand & rank for rank in RANK_MASKS)]
@@ -570,11 +569,12 @@ class Deal:
         if self.opening_card >= 0:
             bit = 1 << self.opening_card
             plays = [p for p in plays if p & bit]
-        if self._highest_single and self.hands[(seat + 1) % self.players].bit_count() == 1:
-            highest = 1 << self.tables.highest_card_in(hand)
-            plays = [p for p in plays if (p & CARD_MASK).bit_count() != 1 or p & CARD_MASK == highest]
-        if self._no_single_two_out and table is not None and hand.bit_count() == 1:
-            plays = [p for p in plays if not (p & CARD_MASK & TWOS)]
+        if self._single_rules:
+            forced = forced_single(self.tables, self.hands, seat)
+            if forced:
+                plays = [p for p in plays if (p & CARD_MASK).bit_count() != 1 or p & CARD_MASK == forced]
+            if single_two_out(self.tables, hand, hand, following=table is not None):
+                plays = [p for p in plays if p & CARD_MASK != hand]
         return plays
 
     def legal_plays(self) -> list[Play]:

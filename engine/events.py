@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from .cards import mask_text
 from .combos import Kind
+from .scoring import DealSettlement
 
 
 class DealStarted(NamedTuple):
@@ -80,11 +81,28 @@ class DragonRevealed(NamedTuple):
 
 
 class DealEnded(NamedTuple):
-    winner: int
-    cards_left: tuple[int, ...]
-    twos_left: tuple[int, ...]
-    scores: tuple[int, ...]
+    """A seat went out (or showed a dragon): the deal is over. The record holds its result, the
+    settlement card, so whoever reads a log (the replay writer, the audit, ``ScoreDeal``) reads
+    its lines instead of settling the deal again. The counts and scores below are read from it."""
+
+    settlement: DealSettlement
     by_dragon: bool = False
+
+    @property
+    def winner(self) -> int:
+        return self.settlement.winner
+
+    @property
+    def cards_left(self) -> tuple[int, ...]:
+        return tuple(line.cards_left for line in self.settlement.seats)
+
+    @property
+    def twos_left(self) -> tuple[int, ...]:
+        return tuple(line.twos_left for line in self.settlement.seats)
+
+    @property
+    def scores(self) -> tuple[int, ...]:
+        return self.settlement.scores
 
     def describe(self) -> str:
         return f"seat {self.winner} wins the deal; scores {list(self.scores)}"

@@ -3,7 +3,8 @@ auto-pass. Plays come out as ``key << 52 | mask`` integers, so that, within one 
 orders them by strength and then cards, and no objects are built on the hot path.
 
 Only combination rules live here (what the cards form and what beats what). Rules that need a game
-(opening card, going out on a single 2, highest single) are applied by :mod:`bigtwo.engine.deal`.
+are applied by :meth:`bigtwo.engine.deal.Deal.legal_encoded`: the opening card, and the two rules
+about singles of :mod:`bigtwo.engine.singles`.
 """
 
 from __future__ import annotations

@@ -8,13 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from .cards import TWOS_MASK, Card
+from .cards import Card
 from .combos import Play, check_beats, classify_mask, play_name
 from .deal import Deal, Move
 from .errors import Reason, Refusal
 from .generate import CARD_MASK, all_plays
-from .rules import NextHasOneCard, Ruleset
-from .scoring import ending_now
+from .rules import Ruleset
+from .scoring import ending_now_of
+from .singles import forced_single
 from .tables import RuleTables, tables_for
 
 
@@ -41,23 +42,17 @@ def next_hint(deal: Deal, after: int = 0) -> Play | None:
 
 def timeout_move(deal: Deal) -> Move:
     """What a timed-out turn does (HK's clock): following, pass; leading, one card: the required
-    opening card, or the highest card when the next seat holds one card (``highest-single``),
-    else the lowest card."""
+    opening card, or the single ``highest-single`` forces (:func:`~bigtwo.engine.singles.forced_single`),
+    else the lowest card. It never follows, so ``single_two_last`` cannot refuse it."""
     seat = deal.to_act
     if deal.table is not None:
         return Move.pass_(seat)
-    hand = deal.hands[seat]
-    tables = deal.tables
     if deal.opening_card >= 0:
-        card = deal.opening_card
-    elif (
-        deal.ruleset.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE
-        and deal.hands[(seat + 1) % deal.players].bit_count() == 1
-    ):
-        card = tables.highest_card_in(hand)
-    else:
-        card = tables.lowest_card_in(hand)
-    return Move.from_mask(seat, 1 << card)
+        return Move.from_mask(seat, 1 << deal.opening_card)
+    forced = forced_single(deal.tables, deal.hands, seat)
+    if forced:
+        return Move.from_mask(seat, forced)
+    return Move.from_mask(seat, 1 << deal.tables.lowest_card_in(deal.hands[seat]))
 
 
 def fewest_plays(hand: int, ruleset: Ruleset) -> tuple[Play, ...]:
@@ -120,8 +115,7 @@ def readout(deal: Deal, seat: int, selection: int) -> Readout:
         name = play_name(classify_mask(selection, tables), tables) if selection else ""
     except Refusal:
         name = ""
-    hand = deal.hands[seat]
-    _, ending = ending_now(hand.bit_count(), (hand & TWOS_MASK).bit_count(), deal.ruleset)
+    _, ending = ending_now_of(deal.hands[seat], deal.ruleset)
     try:
         deal.verify(Move.from_mask(seat, selection) if selection else Move(seat, (), False))
     except Refusal as refusal:

@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .cards import TWOS_MASK
 from .rules import Penalty, Ruleset, Settlement, Switch
+
+
+def twos_in(hand: int) -> int:
+    """How many 2s a hand (a card mask) holds: what ``twos_double`` doubles a loser's penalty for.
+    Every count of twos left is this one."""
+    return (hand & TWOS_MASK).bit_count()
 
 
 def rate_for(cards_left: int, penalty: Penalty) -> int:
@@ -89,6 +96,16 @@ def settle_with_winner(
     if zero_sum:
         lines[winner] = SeatSettlement(winner, cards_left[winner], twos_left[winner], 0, 1, 0, collected)
     return DealSettlement(winner, tuple(lines))
+
+
+def settle_hands(ruleset: Ruleset, winner: int, hands: Sequence[int]) -> DealSettlement:
+    """Settle a finished deal from the hands left (card masks): what its ``DealEnded`` holds."""
+    return settle_with_winner(ruleset, winner, [hand.bit_count() for hand in hands], [twos_in(hand) for hand in hands])
+
+
+def ending_now_of(hand: int, ruleset: Ruleset) -> tuple[int, str]:
+    """:func:`ending_now` for a hand given as a card mask (a seat's readout)."""
+    return ending_now(hand.bit_count(), twos_in(hand), ruleset)
 
 
 def ending_now(cards_left: int, twos_left: int, ruleset: Ruleset) -> tuple[int, str]:

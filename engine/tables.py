@@ -13,7 +13,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 from .cards import RANK_MASKS, SUIT_MASKS
-from .rules import Flush, Ruleset, Triples
+from .rules import Flush, NextHasOneCard, Ruleset, SingleTwoLast, Triples
 from .straights import SEQUENCE_BY_RANK_MASK, rank_mask_of
 
 if TYPE_CHECKING:
@@ -65,6 +65,10 @@ class RuleTables:
     sequences_with_two_refused: frozenset[int]
     flush_rule: Flush
     triples_allowed: bool
+    highest_single: bool
+    """``next_has_one_card = highest-single`` (the rule itself: :mod:`bigtwo.engine.singles`)."""
+    single_two_out_refused: bool
+    """``single_two_last = forbidden`` (the rule itself: :mod:`bigtwo.engine.singles`)."""
     lowest_card: int
     """Card index of the lowest card of the deck under the suit order (3♦, or 3♣)."""
     stronger_than: tuple[int, ...]
@@ -125,6 +129,8 @@ def tables_for(ruleset: Ruleset) -> RuleTables:
         sequences_with_two_refused=refused_two,
         flush_rule=ruleset.flush,
         triples_allowed=ruleset.triples is Triples.ALLOWED,
+        highest_single=ruleset.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE,
+        single_two_out_refused=ruleset.single_two_last is SingleTwoLast.FORBIDDEN,
         lowest_card=card_by_strength[0],
         stronger_than=tuple(sum(1 << i for i in range(52) if strength[i] > threshold) for threshold in range(-1, 52)),
         nibble_top=tuple(

@@ -24,7 +24,7 @@ from bigtwo.engine import (
     Refusal,
     Ruleset,
     TrickEnded,
-    ending_now,
+    ending_now_of,
     mask_text,
     observe,
     parse_mask,
@@ -294,7 +294,7 @@ def seat_view(deal: Deal, seat: int) -> pb.SeatView:
     seat's cards."""
     seen = observe(deal, seat, with_history=False)
     hand = seen.hand
-    _, ending = ending_now(hand.bit_count(), (hand & (0b1111 << 48)).bit_count(), deal.ruleset)
+    _, ending = ending_now_of(hand, deal.ruleset)
     return pb.SeatView(seat=seat, hand=card_set(hand), ending_now=ending, to_act=seen.to_act == seat and not seen.over)
 
 

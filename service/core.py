@@ -26,7 +26,6 @@ from bigtwo.engine import (
     PRESET_NAMES,
     PRESET_SUMMARIES,
     PRESETS,
-    TWOS_MASK,
     CardsPlayed,
     Deal,
     DealCode,
@@ -49,7 +48,6 @@ from bigtwo.engine import (
     parse_mask,
     play_name,
     settle,
-    settle_with_winner,
     tables_for,
     timeout_move,
 )
@@ -691,10 +689,8 @@ class Core:
             game = self.load(request.game, "game", info)
             if not game.deal.over:
                 raise FailedPrecondition("the deal is not over: nothing to score yet", reason="DEAL_NOT_OVER")
-            deal = game.deal
-            settlement = settle_with_winner(
-                deal.ruleset, deal.winner, deal.cards_left(), [(h & TWOS_MASK).bit_count() for h in deal.hands]
-            )
+            settlement = game.deal.settlement()
+            assert settlement is not None  # the deal is over
         else:
             raise bad_field("source", "set counts or game")
         return api.ScoreDealResponse(

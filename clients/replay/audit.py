@@ -46,7 +46,6 @@ from bigtwo.engine import (
     explicit_deal,
     mask_text,
     play_name,
-    settle_with_winner,
     timeout_move,
 )
 from bigtwo.engine.cards import parse_cards
@@ -513,7 +512,7 @@ class _Auditor:
                 raise _Stop
             return
         ended = next(e for e in reversed(deal.events) if isinstance(e, DealEnded))
-        settlement = settle_with_winner(self.rules, ended.winner, ended.cards_left, ended.twos_left)
+        settlement = ended.settlement
         if result is None:
             self.problem(
                 VerdictKind.RESULT_MISMATCH,

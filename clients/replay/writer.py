@@ -34,7 +34,6 @@ from bigtwo.engine import (
     deal_from_code,
     explicit_deal,
     mask_text,
-    settle_with_winner,
 )
 from bigtwo.engine.cards import split_card_text
 
@@ -62,9 +61,9 @@ def actions_from_events(events: Sequence[Event]) -> list[Action]:
     return out
 
 
-def _result_of(ruleset: Ruleset, ended: DealEnded) -> DealResult:
-    settlement = settle_with_winner(ruleset, ended.winner, ended.cards_left, ended.twos_left)
-    return DealResult(ended.winner, settlement.seats, ended.by_dragon)
+def _result_of(ended: DealEnded) -> DealResult:
+    """The result lines of a deal: the settlement its ``DealEnded`` holds."""
+    return DealResult(ended.winner, ended.settlement.seats, ended.by_dragon)
 
 
 def _match_result(match: Match) -> MatchResult:
@@ -275,7 +274,7 @@ class ReplayWriter:
     def _finish(self) -> None:
         current = self._deals[-1]
         ended = next(e for e in reversed(current.deal.events) if isinstance(e, DealEnded))
-        current.result = _result_of(self.ruleset, ended)
+        current.result = _result_of(ended)
         self.match = self.match.record(
             DealRecord(
                 current.number, ended.winner, current.result.scores, ended.cards_left, current.code, ended.by_dragon
@@ -330,7 +329,7 @@ def game_log_from_deals(
         result = None
         ended = next((e for e in reversed(deal.events) if isinstance(e, DealEnded)), None)
         if ended is not None:
-            result = _result_of(ruleset, ended)
+            result = _result_of(ended)
             match = match.record(
                 DealRecord(
                     started.deal_number, ended.winner, result.scores, ended.cards_left, code or "", ended.by_dragon
