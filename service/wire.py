@@ -3,27 +3,36 @@
 Why: in a loaded server every field written into a upb message touches memory that the transport
 has just pushed out of the CPU caches, and the dozen writes a move's answer needs (outcome, events,
 table) cost more than the rules engine's own work (``bigtwo bench service``; docs/SERVICE.md,
-"Speed"). The protobuf encoding lets a message be sent as the concatenation of several encodings
-of the same message type: singular sub-messages merge, repeated fields append, and the last value
-of a scalar wins (protobuf.dev "Encoding", "Last One Wins" and "Concatenating messages"). So each
-part of an answer (the outcome of a play, the table's fields that last the whole deal, the
-numbers of cards left, one pass...) is built as a message by :mod:`bigtwo.service.convert`,
+"Speed"). So each part of an answer (the outcome of a play, the table's fields that last the whole
+deal, the numbers of cards left, one pass...) is built as a message by :mod:`bigtwo.service.convert`,
 serialized by protobuf once and kept; an answer joins cached parts.
 
+Every answer is written as protobuf itself would write it: each field of each message once, in
+field-number order (repeated fields in a run), never a message written in pieces that a decoder
+must merge. The protobuf encoding allows the pieces (protobuf.dev "Encoding", "Last One Wins"), but
+decoders do not all follow it: protobufjs 7, which ``@grpc/proto-loader`` uses, keeps the last
+piece of a sub-message written twice. So the parts joined here are always whole fields of the
+message they go into, and what differs per answer (a play's move index, the cards played) is
+written inside the field it belongs to. :func:`check_fields` states that rule; the parts are checked
+against it once, as they are made, and tests/test_interop_decoders.py reads real answers with
+protobufjs and checks that re-serializing them gives the same bytes.
+
 The only encoding written by hand here is the envelope: a field's tag and length in front of bytes
-that protobuf produced (:func:`delimited`), and the played cards' ``CardSet`` (two scalars that
-change on every play, see :func:`_played`). Field numbers come from the generated descriptors.
-tests/test_service_wire.py parses every answer of random games under every preset and compares it
-with the message that :mod:`bigtwo.service.convert` builds field by field.
+that protobuf produced (:func:`delimited`), the played cards' ``CardSet`` (two scalars that change
+on every play, see :func:`_played`) and a play's event around its cached parts (:func:`event_bytes`).
+Field numbers come from the generated descriptors. tests/test_service_wire.py parses every answer
+of random games under every preset and compares it with the message that
+:mod:`bigtwo.service.convert` builds field by field.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from bigtwo.engine import CardsPlayed, Deal, Event, Kind, LastCard, Passed, Play, Ruleset, TrickEnded, mask_text
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from . import convert as cv
 
@@ -60,13 +69,94 @@ def varint(value: int) -> bytes:
     return out + _SMALL_VARINTS[value]
 
 
+def _number(message: Any, name: str) -> int:
+    return int(message.DESCRIPTOR.fields_by_name[name].number)
+
+
 def _tag(message: Any, name: str, wire_type: int) -> bytes:
-    return varint(message.DESCRIPTOR.fields_by_name[name].number << 3 | wire_type)
+    return varint(_number(message, name) << 3 | wire_type)
 
 
 def delimited(tag: bytes, payload: bytes) -> bytes:
     """A length-delimited field (a sub-message, bytes or a string): tag, length, payload."""
     return tag + varint(len(payload)) + payload
+
+
+# -- the rule: every field once, in order ---------------------------------------------------------
+
+
+class WireError(AssertionError):
+    """Bytes this module wrote that protobuf would not have written: a field twice, or out of order."""
+
+
+def _read_varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if at >= len(data):
+            raise WireError("a varint runs past the end")
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, at
+        shift += 7
+
+
+def check_fields(descriptor: Descriptor, data: bytes) -> None:
+    """Raise :class:`WireError` unless ``data`` holds each field of a ``descriptor`` message at most
+    once, in field-number order (a repeated field's entries in one run), and so does every
+    sub-message in it: the encoding protobuf writes, which every decoder reads alike.
+
+    Why it is stated as code: a message written as two pieces parses the same in Python (pieces
+    merge) and differently elsewhere (protobufjs keeps the last piece), so only a check of the
+    bytes notices. Each cached part is checked once as it is made (:func:`_checked`); the tests
+    check every answer."""
+    at, last = 0, 0
+    fields = descriptor.fields_by_number
+    while at < len(data):
+        key, at = _read_varint(data, at)
+        number, wire_type = key >> 3, key & 7
+        field = fields.get(number)
+        if field is None:
+            raise WireError(f"{descriptor.full_name}: unknown field {number}")
+        if number < last or (number == last and not field.is_repeated):
+            raise WireError(f"{descriptor.full_name}.{field.name} written twice or out of order")
+        last = number
+        if wire_type == _VARINT:
+            _, at = _read_varint(data, at)
+        elif wire_type == _LENGTH:
+            length, at = _read_varint(data, at)
+            payload, at = data[at : at + length], at + length
+            if len(payload) != length:
+                raise WireError(f"{descriptor.full_name}.{field.name} runs past the end")
+            if field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type is not None:
+                check_fields(field.message_type, payload)
+        elif wire_type == 1:
+            at += 8
+        elif wire_type == 5:
+            at += 4
+        else:
+            raise WireError(f"{descriptor.full_name}.{field.name}: wire type {wire_type}")
+    if at != len(data):
+        raise WireError(f"{descriptor.full_name} runs past the end")
+
+
+def _in_field_order(message: Any, names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names``, checked (at import) to be in field-number order: the order a writer below joins
+    those fields in. A proto change that renumbers them fails here, not in a client."""
+    numbers = [_number(message, name) for name in names]
+    if numbers != sorted(set(numbers)):
+        raise WireError(f"{message.DESCRIPTOR.full_name}: {names} are not in field-number order")
+    return names
+
+
+_Part = TypeVar("_Part", bytes, tuple[bytes, bytes])
+
+
+def _checked(descriptor: Descriptor, part: bytes) -> bytes:
+    """``part``, once :func:`check_fields` passed it (parts are checked once, as they are cached)."""
+    check_fields(descriptor, part)
+    return part
 
 
 class AnswerLayout(NamedTuple):
@@ -84,14 +174,20 @@ class AnswerLayout(NamedTuple):
     state_token: bytes
     seat_token: bytes
     """The tag of the seat-bound token, or empty when the message has none (the stream's)."""
+    token_first: bool
+    """The state token's field comes before the table's (ApplyMove), else after the view's."""
 
     @classmethod
     def of(cls, message: Any, envelope: bytes = b"") -> AnswerLayout:
         names = message.DESCRIPTOR.fields_by_name
+        token_first = _number(message, "state_token") < _number(message, "table")
+        middle = ("state_token", "table", "view") if token_first else ("table", "view", "state_token")
+        written = ("index", "outcome", "events", *middle, "seat_token")
+        _in_field_order(message, tuple(name for name in written if name in names))
         index = _tag(message, "index", _VARINT) if "index" in names else b""
         fields = ("outcome", "events", "table", "view", "state_token")
         seat_token = _tag(message, "seat_token", _LENGTH) if "seat_token" in names else b""
-        return cls(envelope, index, *(_tag(message, name, _LENGTH) for name in fields), seat_token)
+        return cls(envelope, index, *(_tag(message, name, _LENGTH) for name in fields), seat_token, token_first)
 
 
 STREAM = AnswerLayout.of(api.StreamMoveResult, envelope=_tag(api.PlayStreamResponse, "move_result", _LENGTH))
@@ -114,13 +210,54 @@ class JudgedMove(Protocol):
 
 
 _STREAM_OPENED = _tag(api.PlayStreamResponse, "opened", _LENGTH)
-_OPENED = {
-    name: _tag(api.StreamOpened, name, _LENGTH)
-    for name in ("deal_code", "table", "events", "view", "state_token", "seat_token")
-}
+_OPENED_ORDER = _in_field_order(api.StreamOpened, ("deal_code", "table", "events", "view", "state_token", "seat_token"))
+_OPENED = {name: _tag(api.StreamOpened, name, _LENGTH) for name in _OPENED_ORDER}
 _TABLE_PLAYED = _tag(pb.TableState, "played", _LENGTH)
 _CARDS_TEXT = _tag(pb.CardSet, "text", _LENGTH)
 _CARDS_MASK = _tag(pb.CardSet, "mask", _VARINT)
+_in_field_order(pb.CardSet, ("text", "mask"))
+_CARDS_PLAYED = _tag(pb.Event, "cards_played", _LENGTH)
+_in_field_order(pb.Event, ("cards_played", "description"))
+_in_field_order(pb.CardsPlayedEvent, ("seat", "play", "move_index"))
+"""A play's event: ``cards_played`` {seat, play | move index}, then the description."""
+_TABLE_ORDER = _in_field_order(
+    pb.TableState,
+    (
+        "players",  # the header's head
+        "moves_made",
+        "to_act",
+        "leader",
+        "table",
+        "last_player",
+        "cards_left",  # the part after a play
+        "played",
+        "passed_seats",
+        "opening_card",
+        "over",  # the end of the deal
+        "winner",
+        "scores",
+        "deal_number",  # the header's tail
+        "deal_id",
+        "ruleset_fingerprint",
+        "deal_code",  # once the deal is over
+    ),
+)
+"""The order :meth:`DealWriter.table` joins a table's fields in."""
+_HEADER_HEAD = ("players",)
+_HEADER_TAIL = ("deal_number", "deal_id", "ruleset_fingerprint")
+_ENDING = ("over", "winner", "scores")
+_EVENT = pb.Event.DESCRIPTOR
+_TABLE = pb.TableState.DESCRIPTOR
+
+
+def _only(message: Any, names: tuple[str, ...]) -> bytes:
+    """``message`` serialized with only the fields ``names`` (the others cleared on a copy)."""
+    part = type(message)()
+    part.CopyFrom(message)
+    for field in message.DESCRIPTOR.fields:
+        if field.name not in names:
+            part.ClearField(field.name)
+    return part.SerializeToString()
 
 
 # -- parts -----------------------------------------------------------------------------------------
@@ -133,15 +270,15 @@ class RulesetParts:
         self.messages = cv.messages_for(ruleset)
         self.outcomes: dict[int, bytes] = {}
         self.plays_on_table: dict[int, bytes] = {}
-        self.cards_played: dict[int, bytes] = {}
-        self.headers: dict[tuple[str, int], bytes] = {}
+        self.cards_played: dict[int, tuple[bytes, bytes]] = {}
+        self.headers: dict[tuple[str, int], tuple[bytes, bytes]] = {}
 
     def outcome(self, mask: int, kind: Kind, key: int) -> bytes:
         """The outcome of an accepted play (a ``MoveOutcome``)."""
         part = self.outcomes.get(mask)
         if part is None:
             outcome = pb.MoveOutcome(accepted=True, play=self.messages.play(mask, kind, key))
-            part = _bounded(self.outcomes)[mask] = outcome.SerializeToString()
+            part = _bounded(self.outcomes)[mask] = _checked(pb.MoveOutcome.DESCRIPTOR, outcome.SerializeToString())
         return part
 
     def play_on_table(self, mask: int, kind: Kind, key: int) -> bytes:
@@ -149,25 +286,35 @@ class RulesetParts:
         part = self.plays_on_table.get(mask)
         if part is None:
             table = pb.TableState(table=self.messages.play(mask, kind, key))
-            part = _bounded(self.plays_on_table)[mask] = table.SerializeToString()
+            part = _bounded(self.plays_on_table)[mask] = _checked(_TABLE, table.SerializeToString())
         return part
 
-    def played_event(self, event: CardsPlayed) -> bytes:
-        """A CardsPlayed event without its move index (see :data:`_MOVE_INDEX`): the same for
-        every time this seat plays these cards."""
+    def played_event(self, event: CardsPlayed) -> tuple[bytes, bytes]:
+        """A CardsPlayed event's parts that are the same every time this seat plays these cards:
+        the ``CardsPlayedEvent``'s seat and play (its move index goes after them) and the
+        ``Event``'s description field (after the ``cards_played`` field). :func:`event_bytes`
+        writes the event around them, each field once."""
         cache_key = event.seat << 52 | event.mask
         part = self.cards_played.get(cache_key)
         if part is None:
-            general = CardsPlayed(event.seat, event.mask, event.kind, event.key, 0)
-            part = _bounded(self.cards_played)[cache_key] = _event_message(general, self.messages, None)
+            message = pb.Event()
+            cv.fill_event(message, CardsPlayed(event.seat, event.mask, event.kind, event.key, 0), self.messages, None)
+            seat_and_play = _checked(pb.CardsPlayedEvent.DESCRIPTOR, message.cards_played.SerializeToString())
+            description = _checked(_EVENT, pb.Event(description=message.description).SerializeToString())
+            part = _bounded(self.cards_played)[cache_key] = (seat_and_play, description)
         return part
 
-    def header(self, deal: Deal, deal_id: str) -> bytes:
-        """The table's fields that last the whole deal."""
+    def header(self, deal: Deal, deal_id: str) -> tuple[bytes, bytes]:
+        """The table's fields that last the whole deal: the one numbered before the rest
+        (players) and the ones numbered after them (deal number, id, fingerprint)."""
         key = (deal_id, deal.deal_number)
         part = self.headers.get(key)
         if part is None:
-            part = _bounded(self.headers)[key] = cv.table_header(deal, deal_id).SerializeToString()
+            header = cv.table_header(deal, deal_id)
+            head, tail = _only(header, _HEADER_HEAD), _only(header, _HEADER_TAIL)
+            if pb.TableState.FromString(head + tail) != header:
+                raise WireError("convert.table_header sets fields that the table's header parts leave out")
+            part = _bounded(self.headers)[key] = (_checked(_TABLE, head), _checked(_TABLE, tail))
         return part
 
 
@@ -181,17 +328,19 @@ def _event_message(event: Event, messages: cv.RulesetMessages, view_seat: int | 
     return out.SerializeToString()
 
 
-def _bounded(cache: dict[Any, bytes]) -> dict[Any, bytes]:
+def _bounded(cache: dict[Any, _Part]) -> dict[Any, _Part]:
     """``cache``, emptied first when full (every part cache is bounded this way)."""
     if len(cache) >= LIMIT:
         cache.clear()
     return cache
 
 
-_MOVE_INDEX: dict[int, bytes] = {}
+_MOVE_INDEXES = tuple(pb.CardsPlayedEvent(move_index=index).SerializeToString() for index in range(1024))
+"""A play's move index as a ``CardsPlayedEvent`` field (nothing for 0), by index."""
 _PASSES: dict[tuple[int, int, bool], bytes] = {}
 _SMALL_EVENTS: dict[Event, bytes] = {}
-_OPENING_CARD = tuple(pb.TableState(opening_card=cv.card_name(index)).SerializeToString() for index in range(52))
+_OPENING_CARD = (*(pb.TableState(opening_card=cv.card_name(index)).SerializeToString() for index in range(52)), b"")
+"""By card index; index -1 (no opening card) is the last entry, which writes nothing."""
 
 
 def event_bytes(event: Event, parts: RulesetParts, view_seat: int | None) -> bytes:
@@ -199,28 +348,25 @@ def event_bytes(event: Event, parts: RulesetParts, view_seat: int | None) -> byt
     kind = type(event)
     if kind is CardsPlayed:
         assert isinstance(event, CardsPlayed)
-        played = parts.cards_played.get(event.seat << 52 | event.mask) or parts.played_event(event)
-        return played + (_MOVE_INDEX.get(event.move_index) or _move_index(event.move_index))
+        seat_and_play, description = parts.cards_played.get(event.seat << 52 | event.mask) or parts.played_event(event)
+        index = event.move_index
+        played = seat_and_play + (
+            _MOVE_INDEXES[index] if index < 1024 else pb.CardsPlayedEvent(move_index=index).SerializeToString()
+        )
+        return _CARDS_PLAYED + _SMALL_VARINTS[len(played)] + played + description  # a play is < 200 bytes
     if kind is Passed:
         assert isinstance(event, Passed)
         key = (event.seat, event.move_index, event.automatic)
         part = _PASSES.get(key)
         if part is None:
-            part = _bounded(_PASSES)[key] = _event_message(event, parts.messages, None)
+            part = _bounded(_PASSES)[key] = _checked(_EVENT, _event_message(event, parts.messages, None))
         return part
     if kind is TrickEnded or kind is LastCard:
         part = _SMALL_EVENTS.get(event)
         if part is None:
-            part = _bounded(_SMALL_EVENTS)[event] = _event_message(event, parts.messages, None)
+            part = _bounded(_SMALL_EVENTS)[event] = _checked(_EVENT, _event_message(event, parts.messages, None))
         return part
     return _event_message(event, parts.messages, view_seat)  # once a deal: start, dragon, end
-
-
-def _move_index(index: int) -> bytes:
-    """The rest of a CardsPlayed event: its move index."""
-    part = pb.Event(cards_played=pb.CardsPlayedEvent(move_index=index)).SerializeToString()
-    _bounded(_MOVE_INDEX)[index] = part
-    return part
 
 
 _NONE_PLAYED = delimited(_TABLE_PLAYED, b"")
@@ -289,13 +435,25 @@ class DealWriter:
     cards played stay the same, so do the cards left.
     """
 
-    __slots__ = ("_after_play", "_played", "_played_text", "_table", "_table_part", "deal_code", "header", "parts")
+    __slots__ = (
+        "_after_play",
+        "_played",
+        "_played_text",
+        "_table",
+        "_table_part",
+        "deal_code",
+        "head",
+        "parts",
+        "tail",
+    )
 
     def __init__(self, deal: Deal, deal_id: str, parts: RulesetParts | None = None, *, deal_code: str = "") -> None:
         self.parts = parts = parts or parts_for(deal.ruleset)
         self.deal_code = deal_code
         """Shown only once the deal is over: while it is in play it would deal every hand."""
-        self.header = parts.headers.get((deal_id, deal.deal_number)) or parts.header(deal, deal_id)
+        self.head: bytes
+        self.tail: bytes
+        self.head, self.tail = parts.headers.get((deal_id, deal.deal_number)) or parts.header(deal, deal_id)
         self._played = 0
         self._played_text = b""
         self._after_play = b""
@@ -313,14 +471,15 @@ class DealWriter:
         state_token: bytes = b"",
         seat_token: bytes = b"",
     ) -> bytes:
-        """A judged move's answer: outcome, events, the table after it, the seat's view, tokens."""
+        """A judged move's answer: outcome, events, the table after it, the seat's view, tokens,
+        each field once and in field-number order (:meth:`AnswerLayout.of` checks the order)."""
         # Every part is shorter than 16 KiB, so is their sum (a token is at most 2 KiB, a table
         # and the events of one move a few hundred bytes): their lengths are one- or two-byte varints.
         small = _SMALL_VARINTS
         parts = self.parts
         outcome = move.outcome
         body = [
-            layout.index + small[move.index] if layout.index else b"",  # at most MAX_MOVES
+            layout.index + small[move.index] if layout.index and move.index else b"",  # at most MAX_MOVES
             layout.outcome,
             small[len(outcome)],
             outcome,
@@ -328,11 +487,13 @@ class DealWriter:
         for event in move.events:
             part = event_bytes(event, parts, view_seat)
             body += (layout.events, small[len(part)], part)
+        if state_token and layout.token_first:
+            body += (layout.state_token, small[len(state_token)], state_token)
         table = self.table(deal)
         body += (layout.table, small[len(table)], table)
         if view:
             body += (layout.view, small[len(view)], view)
-        if state_token:
+        if state_token and not layout.token_first:
             body += (layout.state_token, small[len(state_token)], state_token)
         if seat_token and layout.seat_token:
             body += (layout.seat_token, small[len(seat_token)], seat_token)
@@ -340,41 +501,42 @@ class DealWriter:
         return layout.envelope + small[len(answer)] + answer if layout.envelope else answer
 
     def table(self, deal: Deal) -> bytes:
-        """The public table of ``deal`` after its latest move."""
+        """The public table of ``deal`` after its latest move, its fields in :data:`_TABLE_ORDER`."""
         played = deal.played
         if played != self._played or not self._after_play:
             self._played_text = _text_adding(self._played_text, self._played, played & ~self._played)
             self._played = played
             self._after_play = _cards_left(deal.hands) + _played(played, self._played_text)
+        table = deal.table
+        if table is None:
+            table_part = b""
+        elif table is self._table:
+            table_part = self._table_part
+        else:
+            self._table = table
+            table_part = self._table_part = self.parts.plays_on_table.get(table.mask) or self.parts.play_on_table(
+                table.mask, table.kind, table.key
+            )
         moves_made = deal.moves_made
         out = b"".join(
             (
-                self.header,
+                self.head,
                 _MOVES_MADE[moves_made]
                 if moves_made < 1024
                 else pb.TableState(moves_made=moves_made).SerializeToString(),
                 _TO_ACT[deal.to_act],
                 _LEADER[deal.leader],
+                table_part,
                 _LAST_PLAYER[deal.last_player + 1],
-                _PASSED_SEATS[deal.passed],
                 self._after_play,
+                _PASSED_SEATS[deal.passed],
+                _OPENING_CARD[deal.opening_card],
             )
         )
-        table = deal.table
-        if table is not None:
-            if table is not self._table:
-                self._table = table
-                self._table_part = self.parts.plays_on_table.get(table.mask) or self.parts.play_on_table(
-                    table.mask, table.kind, table.key
-                )
-            out += self._table_part
-        if deal.opening_card >= 0:
-            out += _OPENING_CARD[deal.opening_card]
-        if deal.winner >= 0:
-            out += pb.TableState(
-                over=True, winner=deal.winner, scores=deal.scores, deal_code=self.deal_code
-            ).SerializeToString()
-        return out
+        if deal.winner < 0:
+            return out + self.tail
+        ending = pb.TableState(over=True, winner=deal.winner, scores=deal.scores).SerializeToString()
+        return out + ending + self.tail + pb.TableState(deal_code=self.deal_code).SerializeToString()
 
 
 def table_bytes(deal: Deal, deal_id: str, parts: RulesetParts | None = None, *, deal_code: str = "") -> bytes:
@@ -401,7 +563,8 @@ def refusal_outcome(refusal: Any) -> bytes:
 def opened_response(
     deal_code: str, table: bytes, events: list[bytes], view: bytes, state_token: bytes, seat_token: bytes = b""
 ) -> bytes:
-    """A ``PlayStreamResponse`` holding a ``StreamOpened``: the stream's first answer."""
+    """A ``PlayStreamResponse`` holding a ``StreamOpened``: the stream's first answer, its fields in
+    :data:`_OPENED_ORDER`."""
     body = [
         delimited(_OPENED["deal_code"], deal_code.encode()) if deal_code else b"",
         delimited(_OPENED["table"], table),
