@@ -420,6 +420,7 @@ def run_sync(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None 
     deadline = time.monotonic() + cfg.grace
     while hosting.open_streams and time.monotonic() < deadline:
         time.sleep(DRAIN_POLL)
+    hosting.cutting = bool(hosting.open_streams)
     server.stop(max(0.0, deadline - time.monotonic())).wait()
     hosting.heavy.shutdown()
     logger().info("stopped")
@@ -456,6 +457,7 @@ async def _run_aio(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory |
     deadline = loop.time() + cfg.grace
     while hosting.open_streams and loop.time() < deadline:
         await asyncio.sleep(DRAIN_POLL)
+    hosting.cutting = bool(hosting.open_streams)
     await server.stop(max(0.0, deadline - loop.time()))
     lag.cancel()
     await asyncio.to_thread(hosting.heavy.shutdown)

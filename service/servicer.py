@@ -394,6 +394,9 @@ class Hosting:
         self.open_streams = 0
         """PlayStream calls open in this process (the drain waits for them)."""
         self._streams_lock = threading.Lock()
+        self.cutting = False
+        """Set by the server as it stops with streams still open: their requests then end as if
+        the client had finished (aio gives the handler no sign of the cut), yet the calls are cut."""
         from bigtwo.engine import PRESET_NAMES, Reason
         from bigtwo.engine.bots import LEVELS
 
@@ -556,7 +559,7 @@ class Hosting:
                     tally.answered(info, received)
                     request = None
                     yield answer
-                if not context.is_active():  # the requests ended because the call was cut
+                if not context.is_active() or self.cutting:  # the requests ended because the call was cut
                     code = grpc.StatusCode.CANCELLED
             except GeneratorExit:
                 code = grpc.StatusCode.CANCELLED
@@ -636,7 +639,7 @@ class Hosting:
                     tally.answered(info, received)
                     request = None
                     yield answer
-                if context.cancelled():  # the requests ended because the call was cut
+                if context.cancelled() or self.cutting:  # the requests ended because the call was cut
                     code = grpc.StatusCode.CANCELLED
             except (GeneratorExit, StopAsyncIteration):
                 code = grpc.StatusCode.CANCELLED

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -212,3 +213,177 @@ def test_each_log_line_is_one_write_so_workers_never_interleave(monkeypatch: pyt
     for text in recorder.writes:
         assert text.endswith("\n") and text.count("\n") == 1
         assert json.loads(text)["event"] == "rpc"
+
+
+# -- counted as it happens, at zero from the start, the drain -------------------------------------------------
+
+
+def scrape(port: int) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """Every sample of a /metrics page, by name and labels (prometheus-client's own parser)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:  # loopback only
+        text = response.read().decode()
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def value(samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str, **labels: str) -> float:
+    """The sample of ``name`` with exactly ``labels``; KeyError when the series does not exist."""
+    return samples[(name, frozenset(labels.items()))]
+
+
+def total(samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str, **labels: str) -> float:
+    """The sum of ``name``'s samples whose labels include ``labels``."""
+    wanted = set(labels.items())
+    return sum(v for (n, have), v in samples.items() if n == name and wanted <= have)
+
+
+def call_lines(server: ServerProcess, method: str) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in server.log().splitlines() if line.startswith("{")]
+    return [line for line in lines if line.get("event") == "rpc" and line.get("method") == method]
+
+
+def health_status(target: str) -> str:
+    from bigtwo.client.health_cmd import check
+
+    return check(target, timeout=2.0)
+
+
+def open_stream(stub: Any) -> tuple[Any, Any]:
+    """A PlayStream on the classic deal CODE: (the queue its requests are put on, its answers)."""
+    import queue
+
+    requests: queue.Queue[Any] = queue.Queue()
+
+    def feed() -> Iterator[Any]:
+        while (item := requests.get()) is not None:
+            yield item
+
+    game = pb.Game(log=pb.GameLog(ruleset=pb.Ruleset(preset="classic"), deal_code=CODE))
+    requests.put(api.PlayStreamRequest(open=api.StreamOpen(game=game)))
+    answers = stub.PlayStream(feed())
+    assert next(answers).opened.deal_code == CODE
+    return requests, answers
+
+
+def play_moves(requests: Any, answers: Any, deal: Any, count: int) -> None:
+    for _ in range(count):
+        move = deal.legal_moves()[0]
+        requests.put(
+            api.PlayStreamRequest(
+                move=api.StreamMove(move=pb.Move(index=deal.moves_made, seat=move.seat, text=str(move)))
+            )
+        )
+        assert next(answers).move_result.outcome.accepted
+        deal.do(move)
+
+
+def engine_deal() -> Any:
+    from bigtwo.engine import Deal, DealCode, deal_from_code, preset
+
+    rules = preset("classic")
+    return Deal.start(rules, deal_from_code(DealCode.parse(CODE), rules))
+
+
+@pytest.mark.parametrize("mode", ["aio", "sync"])
+def test_moves_counted_as_judged_and_health_not_serving_from_the_drain(mode: str, tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, "--mode", mode)
+    try:
+        fresh = scrape(server.metrics_port)
+        # Every series an alert or a panel reads exists at zero before any call.
+        for method in ("ApplyMove", "PlayStream", "Deal"):
+            for code in ("OK", "INTERNAL", "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "UNAVAILABLE"):
+                assert value(fresh, "bigtwo_rpc_calls_total", method=method, code=code) == 0
+        for result in ("accepted", "refused", "malformed"):
+            assert value(fresh, "bigtwo_moves_total", result=result, reason="") == 0
+        assert value(fresh, "bigtwo_moves_total", result="refused", reason="cannot-pass-leading") == 0
+        assert value(fresh, "bigtwo_move_duration_seconds_count", method="PlayStream") == 0
+        assert value(fresh, "bigtwo_deals_started_total", preset="classic") == 0
+        assert value(fresh, "bigtwo_serving") == 1
+
+        channel = grpc.insecure_channel(server.target)
+        stub = rpc.BigTwoServiceStub(channel)
+        # A stream ended by a malformed move: one malformed move message, one INVALID_ARGUMENT call.
+        requests, answers = open_stream(stub)
+        requests.put(api.PlayStreamRequest(move=api.StreamMove(move=pb.Move(index=0, seat=9, text="3D"))))
+        with pytest.raises(grpc.RpcError) as malformed:
+            next(answers)
+        assert malformed.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        requests.put(None)
+        # A stream kept open: its moves are counted while it lasts.
+        requests, answers = open_stream(stub)
+        deal = engine_deal()
+        play_moves(requests, answers, deal, 3)
+        during = scrape(server.metrics_port)
+        assert value(during, "bigtwo_moves_total", result="accepted", reason="") == 3
+        assert value(during, "bigtwo_moves_total", result="malformed", reason="") == 1
+        assert value(during, "bigtwo_move_duration_seconds_count", method="PlayStream") == 4
+        assert value(during, "bigtwo_deals_started_total", preset="classic") == 2
+        assert value(during, "bigtwo_rpc_calls_total", method="PlayStream", code="INVALID_ARGUMENT") == 1
+        assert value(during, "bigtwo_rpc_calls_total", method="PlayStream", code="OK") == 0, "still open"
+        assert value(during, "bigtwo_open_streams") == 1
+        queued = "bigtwo_queue_seconds_count" if mode == "sync" else "bigtwo_event_loop_lag_seconds_count"
+        assert value(during, queued) > 0
+
+        server.terminate()
+        for _ in range(200):  # bounded: the drain is logged once health says NOT_SERVING
+            if '"draining"' in server.log() or server.process.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert '"draining"' in server.log()
+        assert health_status(server.target) == "NOT_SERVING"
+        with grpc.insecure_channel(server.target) as other, pytest.raises(grpc.RpcError) as refused:
+            rpc.BigTwoServiceStub(other).ListPresets(api.ListPresetsRequest(), timeout=5)
+        assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
+        draining = scrape(server.metrics_port)
+        assert value(draining, "bigtwo_serving") == 0
+        assert value(draining, "bigtwo_rpc_calls_total", method="ListPresets", code="UNAVAILABLE") == 1
+        play_moves(requests, answers, deal, 1)  # the open stream goes on
+        requests.put(None)
+        assert list(answers) == []
+        channel.close()
+        assert server.process.wait(timeout=20) == 0
+        codes = [line["code"] for line in call_lines(server, "PlayStream")]
+        assert codes == ["INVALID_ARGUMENT", "OK"]
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("mode", ["aio", "sync"])
+def test_a_stream_cut_at_shutdown_is_not_ok(mode: str, tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, "--mode", mode, "--grace", "0.5")
+    try:
+        channel = grpc.insecure_channel(server.target)
+        requests, answers = open_stream(rpc.BigTwoServiceStub(channel))
+        play_moves(requests, answers, engine_deal(), 2)
+        server.terminate()
+        assert server.process.wait(timeout=20) == 0  # the grace passed with the stream open: it was cut
+        with pytest.raises(grpc.RpcError):
+            next(answers)
+        requests.put(None)
+        channel.close()
+        (line,) = call_lines(server, "PlayStream")
+        assert line["code"] == "CANCELLED" and line["moves"] == 2
+    finally:
+        server.stop()
+
+
+def test_workers_export_each_process_cpu_and_memory(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, "--workers", "2", "--mode", "sync")
+    try:
+        for _ in range(200):  # bounded: both workers have started serving
+            samples = scrape(server.metrics_port)
+            if value(samples, "bigtwo_serving") == 2:
+                break
+            time.sleep(0.05)
+        processes = {dict(labels)["process"] for name, labels in samples if name == "process_cpu_seconds_total"}
+        assert processes == {"main", "worker-1", "worker-2"}
+        assert total(samples, "process_resident_memory_bytes", process="worker-1") > 0
+        assert value(samples, "bigtwo_serving") == 2
+        assert value(samples, "bigtwo_rpc_calls_total", method="ApplyMove", code="INTERNAL") == 0
+    finally:
+        server.stop()
