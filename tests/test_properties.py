@@ -6,7 +6,9 @@ RULES.md's options, checking the invariants of the engine at every move.
   listed are refused with a RULES.md reason, and a refused move changes nothing;
 * replaying ``deal.events`` with ``Deal.replay`` rebuilds an equal state, and the state survives a
   round trip through ``Deal.from_state``; so does replaying the move texts from scratch;
-* the deal always ends; its scores follow the settlement (zero-sum scores sum to 0).
+* a timed-out turn's move is always accepted;
+* the deal always ends; its scores follow the settlement its DealEnded holds (zero-sum scores
+  sum to 0), and a deal resumed from its final state settles the same.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from bigtwo.engine import (
     RulesetError,
     deal_from_code,
     preset,
+    timeout_move,
 )
 from bigtwo.engine.generate import CARD_MASK
 from hypothesis import HealthCheck, given, settings
@@ -144,6 +147,7 @@ def check_end(deal: Deal, ruleset: Ruleset) -> None:
     ended = [event for event in deal.events if isinstance(event, DealEnded)]
     assert len(ended) == 1 and ended[0].winner == deal.winner
     assert ended[0].cards_left == deal.cards_left()
+    assert ended[0].settlement == deal.settlement() == Deal.from_state(ruleset, deal.state()).settlement()
     by_dragon = ended[0].by_dragon
     assert by_dragon or deal.cards_left()[deal.winner] == 0
     scores = deal.scores
@@ -181,6 +185,7 @@ def play_random_deal(ruleset: Ruleset, code_seed: int, rng_seed: int, context: D
         assert len(texts) < limit, "the deal did not end"
         check_conservation(deal, dealt.dealt)
         check_rebuilds(deal, ruleset)
+        assert deal.can(timeout_move(deal)), "a timed-out turn makes a legal move"
         move = rng.choice(check_moves(deal, rng))
         deal.do(move)
         texts.append(str(move))
