@@ -29,11 +29,15 @@ from bigtwo.engine import (
     CardsPlayed,
     Deal,
     DealCode,
+    DealContext,
     DealRecord,
+    DealStarted,
     DealState,
+    DealtCards,
     Event,
     Match,
     Move,
+    Passed,
     Play,
     Refusal,
     Ruleset,
@@ -61,7 +65,17 @@ from . import wire
 from .deal_ids import DealIds
 from .errors import FailedPrecondition, PermissionDenied, ResourceExhausted, at_field, bad_field
 from .limits import LIMITS, Limits, quote
-from .tokens import DealIdentity, LastMove, PackedState, Snapshot, TokenCodec, explicit_identity, identity_of
+from .tokens import (
+    DealIdentity,
+    History,
+    LastMove,
+    PackedState,
+    Snapshot,
+    TokenCodec,
+    explicit_identity,
+    identity_of,
+    move_bytes,
+)
 
 
 @dataclass(slots=True)
@@ -78,6 +92,14 @@ class Game:
     last_move: LastMove | None = None
     packed: PackedState | None = None
     """The deal's current state as the token it came from held it; None once a move changed it."""
+    history: History | None = None
+    """The deal's public history up to the first of ``deal.events`` not yet in it (``encoded``):
+    a token's, whose deal keeps no events from before it was loaded; None for a deal that holds
+    every event since its start (its history is read from them, :meth:`public_history`)."""
+    loaded: DealState | None = None
+    """The state ``history`` leads to (a token's), against which the rebuilt events are checked."""
+    encoded: int = field(init=False, default=0)
+    """How many of ``deal.events`` ``history`` already holds."""
     parts: wire.RulesetParts = field(init=False)
     """The ruleset's serialized answer parts, looked up once per game (every move uses them)."""
     deal_writer: wire.DealWriter | None = field(init=False, default=None)
@@ -123,7 +145,38 @@ class Game:
             previous,
             self.last_move,
             self.viewer if viewer is None else viewer,
+            history=self.public_history(),
         )
+
+    def public_history(self) -> History:
+        """The deal's public history now (what its token carries): the one it was loaded with, and
+        the moves of the events since, each written once (a stream's token after every move costs
+        a few bytes, not the whole deal)."""
+        events = self.deal.events
+        history = self.history
+        if history is None:
+            started = events[0]
+            assert isinstance(started, DealStarted)  # a deal without a token holds its whole history
+            history = History(started.leader, started.opening_card)
+        if len(events) > self.encoded:
+            added = b"".join(
+                move_bytes(event.seat, event.mask) if isinstance(event, CardsPlayed) else move_bytes(event.seat, 0)
+                for event in events[self.encoded :]
+                if isinstance(event, CardsPlayed) or (isinstance(event, Passed) and not event.automatic)
+            )
+            history = history._replace(moves=history.moves + added)
+            self.encoded = len(events)
+        self.history = history
+        return history
+
+    def events_so_far(self) -> tuple[Event, ...]:
+        """Every event of the deal so far, as a deal replayed from its log holds them: a deal
+        resumed from a token rebuilds those before it was loaded from the token's history."""
+        events = self.deal.events
+        if events and isinstance(events[0], DealStarted):
+            return events
+        assert self.history is not None and self.loaded is not None  # a token's game
+        return rebuild_events(self.ruleset, self.loaded, self.history, self.face_up_card, self.face_up_seat) + events
 
     def check_seat(self, seat: int, path: str) -> None:
         """PERMISSION_DENIED when the game came from a token bound to another seat than ``seat``."""
@@ -133,6 +186,24 @@ class Game:
                 reason="TOKEN_BOUND_TO_SEAT",
                 metadata={"seat": str(self.viewer)},
             )
+
+    def retried(self) -> Game:
+        """The game as it was before its last move (to answer a resend of that move again)."""
+        assert self.last_move is not None
+        before = self.before_last_move()
+        history = self.public_history().without_last(self.last_move.mask)
+        again = Game(
+            self.ruleset,
+            before,
+            self.identity,
+            self.face_up_card,
+            self.face_up_seat,
+            history=history,
+            loaded=before.state(),
+        )
+        again.encoded = len(before.events)
+        again.public_id, again.viewer = self.public_id, self.viewer
+        return again
 
     def before_last_move(self) -> Deal:
         assert self.previous is not None
@@ -309,6 +380,8 @@ class Core:
                 snap.previous,
                 snap.last_move,
                 snap.packed,
+                snap.history,
+                snap.state,
             )
             game.viewer = snap.viewer
             return self._named(game, info)
@@ -433,14 +506,7 @@ class Core:
             # caller recognises the resend itself; the reason is MOVE_ALREADY_MADE either way.
             if resent is not None and game.previous is not None and game.last_move.same_as(resent):
                 # A retry whose answer was lost: recompute it from the state before that move.
-                again = Game(
-                    game.ruleset,
-                    game.before_last_move(),
-                    game.identity,
-                    game.face_up_card,
-                    game.face_up_seat,
-                )
-                again.public_id, again.viewer = game.public_id, game.viewer
+                again = game.retried()
                 scratch = CallInfo()
                 result = self.judge(again, move, path, scratch, apply=True, need_index=True)
                 info.moves.append(("duplicate", ""))
@@ -845,6 +911,42 @@ class Core:
                 raise bad_field(where, refusal.message) from None
         with at_field(path):
             return game_log_from_pb(message)
+
+
+def rebuild_events(
+    ruleset: Ruleset, state: DealState, history: History, face_up_card: int = -1, face_up_seat: int = -1
+) -> tuple[Event, ...]:
+    """The events of the deal that ``history`` tells and ``state`` is the state of: the hands at the
+    start are the hands now plus what each seat played; the deal opens as the history says and each
+    move is replayed by the engine, which checks it. A history that does not lead to ``state`` is a
+    ValueError (a token is authenticated, so it would be this service's own mistake)."""
+    moves = history.moves_made()
+    hands = list(state.hands)
+    for seat, mask in moves:
+        if seat >= len(hands):
+            raise ValueError("the history names a seat the deal does not have")
+        hands[seat] |= mask
+    if history.opening_card < 0:  # the previous deal's winner leads (opening = winner-leads)
+        context = DealContext(state.deal_number, previous_winner=history.leader)
+    else:
+        context = DealContext(state.deal_number)
+    deal = Deal.start(ruleset, DealtCards(tuple(hands), face_up_card, face_up_seat), context)
+    started = deal.events[0]
+    assert isinstance(started, DealStarted)
+    if (started.leader, started.opening_card) != (history.leader, history.opening_card):
+        raise ValueError("the history's opening does not follow from its hands")
+    try:
+        for seat, mask in moves:
+            if mask:
+                deal.play_mask(seat, mask)
+            else:
+                deal.pass_turn(seat)
+    except Refusal as refusal:
+        raise ValueError(f"the history holds a move the rules refuse: {refusal.message}") from None
+    # A token's state leaves the face-up card to the token's identity part.
+    if deal.state()._replace(face_up_card=-1, face_up_seat=-1) != state._replace(face_up_card=-1, face_up_seat=-1):
+        raise ValueError("the history does not lead to the token's state")
+    return deal.events
 
 
 def outcome_reason(outcome: pb.MoveOutcome) -> str:

@@ -299,7 +299,7 @@ class StreamSession:
             return wire.opened_response(
                 core.code_for(game, view_seat),
                 game.writer().table(game.deal),
-                [wire.event_bytes(event, game.parts, view_seat) for event in game.deal.events],
+                [wire.event_bytes(event, game.parts, view_seat) for event in game.events_so_far()],
                 b"" if view_seat is None else cv.seat_view(game.deal, view_seat).SerializeToString(),
                 token := core.token(game),
                 token if game.viewer >= 0 else core.seat_token(game, view_seat),

@@ -11,9 +11,12 @@ which is compared with the clear head after decryption: the version and key id a
 as if they were associated data, without handing :mod:`cryptography` a second buffer, which was
 measurably dearer per call than five more bytes to encrypt. The body (all integers little-endian)
 holds the ruleset (fingerprint, preset, overrides), the deal's identity (deal code seed or a digest
-of the explicit hands), the face-up card, the :class:`~bigtwo.engine.DealState` after the last move
-and, for idempotent retries, the state before the last move and that move. Its size does not depend
-on how many moves were made, so resuming from a token costs the same at move 5 and 80.
+of the explicit hands), the face-up card, the :class:`~bigtwo.engine.DealState` after the last move,
+for idempotent retries the state before the last move and that move, and the deal's public history
+(:class:`History`): how it opened and every move made, so that a stream or call resumed from a token
+tells the deal's story so far as one resumed from the log does. The history grows by a byte a move
+and a byte a card played and is bounded by the rules (:data:`MAX_HISTORY_BYTES`); it is only read
+when the events so far are asked for, so resuming from a token costs about the same at move 5 and 80.
 
 Why AES-SIV: the token must be deterministic (a retried move returns byte for byte the first
 answer, token included, and the issuing replica recognises its own tokens by their bytes), so the
@@ -60,14 +63,22 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from .errors import InvalidArgument, Violation
 from .limits import LIMITS
 
-VERSION = 2
-"""Version 1 tokens were signed with HMAC-SHA256 and not encrypted; they are no longer read."""
+VERSION = 3
+"""Version 1 tokens were signed with HMAC-SHA256 and not encrypted, version 2 carried no history;
+neither is read any more (:data:`RETIRED`)."""
+RETIRED = {
+    1: "state token version 1 (signed, not encrypted) is no longer read: resume the game from its log",
+    2: "state token version 2 (without the deal's history) is no longer read: resume the game from its log",
+}
+"""Why each earlier version is refused, in the words the caller sees."""
 KEY_ID_SIZE = 4
 TAG_SIZE = 16
 """AES-SIV's synthetic IV, which authenticates the token."""
 AEAD_KEY_SIZE = 64
 """AES-256-SIV: one 256-bit key for the CMAC, one for counter mode."""
 HKDF_INFO = b"bigtwo state token v2: AES-256-SIV key"
+"""The key's label names the version that introduced it; later versions keep it (the version itself
+is authenticated with every token)."""
 _KINDS = list(Kind)
 _HEAD = struct.Struct("<B4s")
 HEAD_SIZE = _HEAD.size
@@ -112,6 +123,96 @@ class LastMove(NamedTuple):
         return move.seat == self.seat and move.is_pass == self.is_pass and (self.is_pass or move.mask == self.mask)
 
 
+MAX_PLAYS = 52
+"""Plays in one deal at most: every play plays at least one of the 52 cards."""
+MAX_PASSES = 3 * MAX_PLAYS
+"""Passes (made, not automatic) in one deal at most: the leader of a trick never passes, and after
+each play at most ``players - 1 <= 3`` passes follow before the next play or the trick's end (under
+every ``after_pass`` rule: a play resets the count, and the trick ends when it reaches
+``players - 1``)."""
+MAX_HISTORY_BYTES = 2 + MAX_PLAYS + MAX_PASSES + 52
+"""The longest :class:`History` in a token: the opening (2 bytes), a byte per move, a byte per card
+played. ``LIMITS.token_bytes`` leaves room for it (tests/test_tokens.py checks the longest token)."""
+_OPENING = struct.Struct("<Bb")
+
+
+class History(NamedTuple):
+    """A deal's public history as a token holds it: how it opened (the leader and the opening card
+    of its ``DealStarted``) and every move made, in order. With the state it comes with, it rebuilds
+    every event of the deal (``bigtwo.service.core.Game.events_so_far``): the hands at the start are
+    the hands now plus what each seat played, and the events after the start are the moves replayed.
+
+    ``moves`` holds one entry per move: a byte ``seat << 4 | n``, then the n cards played, one byte
+    each (the card's index); n is 0 for a pass. Automatic passes are the engine's and not listed."""
+
+    leader: int
+    opening_card: int
+    moves: bytes = b""
+
+    def pack(self) -> bytes:
+        return _OPENING.pack(self.leader, self.opening_card) + self.moves
+
+    @classmethod
+    def unpack(cls, data: bytes) -> History:
+        """A packed history, its bound checked. Its moves are read only when the events are
+        rebuilt (:func:`read_moves`), which checks each against the rules: a token authenticates,
+        so reading every move of every token would check only our own writing, at a cost that
+        grows with the deal."""
+        if len(data) > MAX_HISTORY_BYTES:
+            raise ValueError("the history is longer than a deal's")
+        leader, opening_card = _OPENING.unpack_from(data, 0)
+        return cls(leader, opening_card, bytes(data[_OPENING.size :]))
+
+    def moves_made(self) -> list[tuple[int, int]]:
+        """Every move: (seat, the cards played as a mask; 0 for a pass)."""
+        return read_moves(self.moves)
+
+    def adding(self, seat: int, mask: int) -> History:
+        """This history with one more move (``mask`` 0: a pass)."""
+        return self._replace(moves=self.moves + move_bytes(seat, mask))
+
+    def without_last(self, mask: int) -> History:
+        """This history without its last move, which played ``mask`` (0: a pass)."""
+        return self._replace(moves=self.moves[: -1 - mask.bit_count()])
+
+
+def read_moves(moves: bytes) -> list[tuple[int, int]]:
+    """The moves of a history: (seat, cards played as a mask; 0 for a pass)."""
+    out = []
+    at = 0
+    while at < len(moves):
+        head = moves[at]
+        count = head & 0xF
+        cards = moves[at + 1 : at + 1 + count]
+        if len(cards) != count or any(card >= 52 for card in cards):
+            raise ValueError("a move of the history does not parse")
+        mask = 0
+        for card in cards:
+            mask |= 1 << card
+        out.append((head >> 4, mask))
+        at += 1 + count
+    return out
+
+
+_CARD_BYTES: dict[int, bytes] = {}
+
+
+def move_bytes(seat: int, mask: int) -> bytes:
+    """One move as a history holds it (``mask`` 0: a pass)."""
+    if not mask:
+        return _PASSES[seat]
+    known = _CARD_BYTES.get(mask)
+    if known is None:
+        cards = bytes(index for index in range(52) if mask >> index & 1)
+        if len(_CARD_BYTES) < 8192:
+            _CARD_BYTES[mask] = cards
+        known = cards
+    return bytes((seat << 4 | len(known),)) + known
+
+
+_PASSES = tuple(bytes((seat << 4,)) for seat in range(4))
+
+
 class PackedState(NamedTuple):
     """A :class:`DealState` in its token form, unpacked only when needed: the state before the
     last move is read only by a retry, and is written into the next token as it came. A named
@@ -139,6 +240,9 @@ class Snapshot(NamedTuple):
     token is bound to that seat, which alone it acts and asks for (docs/SECURITY.md)."""
     packed: PackedState | None = None
     """``state`` in token form, when it was read from a token (the next token's previous state)."""
+    history: History | None = None
+    """The deal's public history up to ``state`` (None only in snapshots made for other uses; a
+    token always carries one)."""
 
 
 class KeyRing:
@@ -269,6 +373,7 @@ _HEAD_BODY = struct.Struct("<8sBH")
 _IDENTITY = struct.Struct("<BQbbb")
 """Explicit or not, the deal code's seed or the hands' digest, the face-up card and its seat, the viewer."""
 _MOVE = struct.Struct("<BQB")
+_LENGTH = struct.Struct("<H")
 
 
 class IssuedTokens:
@@ -330,10 +435,15 @@ class TokenCodec:
             parts.append(_MOVE.pack(move.seat, move.mask, 1 if move.is_pass else 0))
         else:
             parts.append(b"\x00")
+        history = snap.history
+        if history is None:
+            raise ValueError("a token carries the deal's history")
+        packed_history = history.pack()
+        parts += (_LENGTH.pack(len(packed_history)), packed_history)
         token = self.keys.seal(b"".join(parts))
         if self.issued is not None:
             # As decode would read it back: with the state packed as the token holds it.
-            self.issued.add(token, Snapshot(*snap[:-1], PackedState(state, players)))
+            self.issued.add(token, snap._replace(packed=PackedState(state, players)))
         return token
 
     def decode(self, token: bytes, path: str = "game.state_token") -> Snapshot:
@@ -347,12 +457,7 @@ class TokenCodec:
             raise _refused(path, "TOKEN_MALFORMED", "not a state token issued by this service (wrong length)")
         version = token[0]
         if version != VERSION:
-            if version == 1:
-                description = (
-                    "state token version 1 (signed, not encrypted) is no longer read: resume the game from its log"
-                )
-            else:
-                description = f"state token version {version} is not supported (expected {VERSION})"
+            description = RETIRED.get(version, f"state token version {version} is not supported (expected {VERSION})")
             raise _refused(path, "TOKEN_MALFORMED", description)
         try:
             body = self.keys.open(token)
@@ -399,6 +504,13 @@ class TokenCodec:
             last_move = LastMove(seat, mask, bool(is_pass))
         else:
             offset += 1
+        (length,) = _LENGTH.unpack_from(body, offset)
+        offset += _LENGTH.size
+        packed_history = body[offset : offset + length]
+        if len(packed_history) != length:
+            raise ValueError("truncated history")
+        history = History.unpack(packed_history)
+        offset += length
         if offset != len(body):
             raise ValueError("trailing bytes")
         return Snapshot(
@@ -411,6 +523,7 @@ class TokenCodec:
             last_move,
             viewer,
             packed,
+            history,
         )
 
 

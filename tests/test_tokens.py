@@ -4,6 +4,7 @@ whole when anything about them is wrong (service/tokens.py, docs/SERVICE.md "Sta
 from __future__ import annotations
 
 import json
+import random
 import struct
 from collections.abc import Iterator
 
@@ -13,6 +14,7 @@ from bigtwo.service import tokens
 from bigtwo.service.core import CallInfo
 from bigtwo.service.errors import InvalidArgument
 from bigtwo.service.keys import KeyConfigError, load_keys
+from bigtwo.service.limits import LIMITS
 from bigtwo.service.servicer import ServiceCore
 from bigtwo.service.tokens import KeyRing, Snapshot, TokenCodec
 from bigtwo.v1 import service_pb2 as api
@@ -109,13 +111,14 @@ def test_tokens_are_deterministic_and_keyed_by_hkdf() -> None:
     for snap in snaps:
         token = first.encode(snap)
         assert token == first.encode(snap) == second.encode(snap), "same snapshot, same bytes, on any replica"
-        assert token[0] == tokens.VERSION == 2 and token[1:HEAD] == tokens.key_id(KEY_A.encode())
+        assert token[0] == tokens.VERSION == 3 and token[1:HEAD] == tokens.key_id(KEY_A.encode())
         again = first.decode(token)
-        assert (again.state, again.ruleset, again.identity, again.last_move) == (
+        assert (again.state, again.ruleset, again.identity, again.last_move, again.history) == (
             snap.state,
             snap.ruleset,
             snap.identity,
             snap.last_move,
+            snap.history,
         )
         # The documented construction: AES-256-SIV under the HKDF-derived key, of the head and the body.
         plain = AESSIV(tokens.aead_key(KEY_A.encode())).decrypt(token[HEAD:], None)
@@ -163,16 +166,17 @@ def test_foreign_rotated_and_old_tokens() -> None:
     # A key id of the ring, the body of another key: it does not authenticate.
     assert reason_of(a, token_a[:HEAD] + token_b[HEAD:]) == "TOKEN_BAD_SIGNATURE"
 
-    with pytest.raises(InvalidArgument, match=r"version 1 .*no longer read") as caught:
-        a.decode(b"\x01" + token_a[1:])
-    assert caught.value.reason == "TOKEN_MALFORMED"
-    assert reason_of(a, b"\x03" + token_a[1:]) == "TOKEN_MALFORMED"
+    for version, why in ((1, "signed, not encrypted"), (2, "without the deal's history")):
+        with pytest.raises(InvalidArgument, match=rf"version {version} \({why}\) is no longer read") as caught:
+            a.decode(bytes((version,)) + token_a[1:])
+        assert caught.value.reason == "TOKEN_MALFORMED"
+    assert reason_of(a, b"\x04" + token_a[1:]) == "TOKEN_MALFORMED"
     # The head sealed inside must be the head in clear: a sealed head of another version (as a
     # later format would seal) under a clear head of this one does not pass.
     body = a.keys.open(token_a)
     assert body is not None
     aead = AESSIV(tokens.aead_key(KEY_A.encode()))
-    relabelled = token_a[:HEAD] + aead.encrypt(b"\x03" + token_a[1:HEAD] + body, None)
+    relabelled = token_a[:HEAD] + aead.encrypt(b"\x04" + token_a[1:HEAD] + body, None)
     assert reason_of(TokenCodec(ring(KEY_A), remember=0), relabelled) == "TOKEN_BAD_SIGNATURE"
     resealed = token_a[:HEAD] + aead.encrypt(token_a[:HEAD] + body, None)
     assert resealed == token_a and TokenCodec(ring(KEY_A), remember=0).decode(resealed).state == snap.state
@@ -210,3 +214,98 @@ def test_a_retry_returns_the_same_token_on_any_replica() -> None:
     assert (
         issuer.apply_move(resent, CallInfo()).state_token == first == other.apply_move(resent, CallInfo()).state_token
     )
+
+
+RESUMED = [
+    (pb.Ruleset(preset="classic"), None),
+    (pb.Ruleset(preset="hong-kong"), pb.DealContext(deal_number=2, previous_winner=2)),  # winner leads, auto-pass
+    (pb.Ruleset(preset="taiwan", options={"players": "3"}), None),  # a face-up card
+    (pb.Ruleset(preset="web", options={"after_pass": "out-until-trick-ends"}), None),
+    (pb.Ruleset(preset="pusoy-dos", options={"players": "2"}), None),
+]
+
+
+def opened_events(core: ServiceCore, game: pb.Game, view_seat: int | None) -> list[pb.Event]:
+    opening = api.StreamOpen(game=game)
+    if view_seat is not None:
+        opening.view_seat = view_seat
+    answer = core.session(CallInfo()).handle(api.PlayStreamRequest(open=opening))
+    assert isinstance(answer, bytes)
+    return list(api.PlayStreamResponse.FromString(answer).opened.events)
+
+
+@pytest.mark.parametrize(("rules", "context"), RESUMED, ids=lambda value: getattr(value, "preset", "") or "")
+def test_a_stream_resumed_from_a_token_tells_the_deal_so_far(rules: pb.Ruleset, context: pb.DealContext | None) -> None:
+    """Opened from a token at any move, a stream gets the events that opening it from the log
+    gives (hidden hands empty, the viewing seat's own hand shown), up to the end of the deal."""
+    core = ServiceCore(TokenCodec(ring()))
+    other = ServiceCore(TokenCodec(ring(), remember=0))  # reads each token in full
+    rng = random.Random(7)
+    code = str(DealCode(rng.getrandbits(60)))
+    dealt = core.deal(api.DealRequest(ruleset=rules, deal_code=code, context=context), CallInfo())
+    log = pb.GameLog(ruleset=rules, deal_code=code, context=context)
+    token, moves = dealt.state_token, 0
+    while True:
+        for view_seat in (None, moves % 2):
+            by_log = opened_events(core, pb.Game(log=log), view_seat)
+            assert by_log[0].HasField("deal_started")
+            assert opened_events(core, pb.Game(state_token=token), view_seat) == by_log
+            assert opened_events(other, pb.Game(state_token=token), view_seat) == by_log
+        snap = core.codec.decode(token)
+        deal = Deal.from_state(snap.ruleset, snap.state)
+        if deal.over:
+            break
+        move = rng.choice(deal.legal_moves())
+        request = api.ApplyMoveRequest(
+            game=pb.Game(state_token=token), move=pb.Move(index=moves, seat=move.seat, text=str(move))
+        )
+        token = core.apply_move(request, CallInfo()).state_token
+        log.moves.append(str(move))
+        moves += 1
+        if moves % 9 == 5:  # a resend answered from the token gives the same token, history included
+            assert core.apply_move(request, CallInfo()).state_token == token
+            assert other.apply_move(request, CallInfo()).state_token == token
+    assert by_log[-1].HasField("deal_ended")
+
+
+def test_a_dragon_and_explicit_hands_are_told_from_a_token() -> None:
+    core = ServiceCore(TokenCodec(ring(), remember=0))
+    rules = pb.Ruleset(preset="hong-kong")
+    ranks = "3456789TJQKA2"
+    hands = [
+        " ".join(rank + "S" for rank in ranks),  # a dragon: every rank
+        " ".join(rank + "H" for rank in ranks),
+        " ".join(rank + "C" for rank in ranks),
+        " ".join(rank + "D" for rank in ranks),
+    ]
+    dealt = core.deal(
+        api.DealRequest(ruleset=rules, explicit_deal=pb.ExplicitDeal(hands=hands), view_seat=1), CallInfo()
+    )
+    assert dealt.table.over
+    log = pb.GameLog(ruleset=rules, explicit_deal=pb.ExplicitDeal(hands=hands))
+    events = opened_events(core, pb.Game(log=log), 0)
+    assert [event.WhichOneof("event") for event in events] == ["deal_started", "dragon_revealed", "deal_ended"]
+    assert opened_events(core, pb.Game(state_token=dealt.state_token), 0) == events
+    # A token bound to seat 1 opens with seat 1's view: its own hand shown, the others empty.
+    assert opened_events(core, pb.Game(state_token=dealt.seat_token), None) == opened_events(core, pb.Game(log=log), 1)
+
+
+def test_the_longest_history_fits_the_token_limit() -> None:
+    """The bound on a deal's history (52 cards played, at most 3 passes after each play) keeps the
+    longest token under the limit a server reads."""
+    assert tokens.MAX_HISTORY_BYTES == 2 + 52 + 3 * 52 + 52
+    core = ServiceCore(TokenCodec(ring()))
+    rules = pb.Ruleset(preset="hong-kong", options={"players": "3", "flush": "rank-first", "match": "deals:16"})
+    dealt = core.deal(api.DealRequest(ruleset=rules, deal_code=CODE), CallInfo())
+    snap = core.codec.decode(dealt.state_token)
+    assert snap.history is not None
+    longest = snap._replace(
+        history=snap.history._replace(moves=b"\x00" * (tokens.MAX_HISTORY_BYTES - 2)),
+        previous=snap.state,
+        last_move=tokens.LastMove(0, (1 << 52) - 1, False),
+    )
+    token = core.codec.encode(longest)
+    assert len(token) <= LIMITS.token_bytes
+    assert TokenCodec(ring(), remember=0).decode(token).history == longest.history
+    too_long = snap._replace(history=snap.history._replace(moves=b"\x00" * (tokens.MAX_HISTORY_BYTES - 1)))
+    assert reason_of(TokenCodec(ring(), remember=0), core.codec.encode(too_long)) == "TOKEN_MALFORMED"
