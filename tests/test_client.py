@@ -360,8 +360,8 @@ def test_unary_calls_are_sent_again_after_cancelled() -> None:
 
     policy = RetryPolicy(attempts=4, initial_backoff=0.001, max_backoff=0.002)
     with BigTwoClient("127.0.0.1:1,127.0.0.1:2", retry=policy) as client:
-        for channel in client._channels:
-            channel.stub = Stub()
+        for endpoint in client._endpoints:
+            endpoint.methods["ListPresets"] = Stub().ListPresets
         assert client.list_presets() == []
         assert client.retries_made == 2 and client.cancelled_retries == 2
         answers[:] = [_Cancelled()] * 4
@@ -381,7 +381,7 @@ def test_unary_calls_are_sent_again_after_cancelled() -> None:
             return api.ListPresetsResponse()
 
         async with AsyncBigTwoClient("127.0.0.1:1", retry=policy) as client:
-            client._channels[0].stub = type("Stub", (), {"ListPresets": staticmethod(list_presets)})()
+            client._endpoints[0].methods["ListPresets"] = list_presets
             await client.list_presets()
             return client.cancelled_retries, calls[0]
 
@@ -446,3 +446,61 @@ def test_async_stream_open_retries_until_the_server_is_up(tmp_path: Path) -> Non
         timer.join()
         for srv in started:
             srv.stop()
+
+
+# -- the asyncio client answers every call the sync one does -------------------------------------
+
+
+def test_async_client_answers_every_call_as_the_sync_one(server: Server) -> None:
+    """Both clients are made from one table (tests/test_client_api.py checks their shape); here the
+    calls the asyncio client once lacked answer against a real server as the sync client's do,
+    and score_counts (which could not work) settles bare counts as the engine does."""
+    from bigtwo.engine import settle_with_winner
+
+    counts = ([0, 3, 5, 13], [0, 0, 1, 2])
+
+    def sync_answers() -> list[Any]:
+        with BigTwoClient(server.target) as client:
+            client.wait_ready(5)
+            dealt = client.deal(RULES, deal_code=CODE)
+            return [
+                client.describe_ruleset(RULES),
+                client.legal_moves(dealt.game),
+                client.split_hand(RULES, "3D 3S 4C 5H 6S 7D"),
+                client.name_cards("3D", ruleset=RULES),
+                client.score_counts(RULES, *counts),
+                client.replay_log(GameRef(RULES, deal_code=CODE, moves=("3D", "pass"))),
+                client.settle_match(RULES, [], empty_seats=()),
+            ]
+
+    async def async_answers() -> list[Any]:
+        async with AsyncBigTwoClient(server.target) as client:
+            await client.wait_ready(5)
+            dealt = await client.deal(RULES, deal_code=CODE)
+            return [
+                await client.describe_ruleset(RULES),
+                await client.legal_moves(dealt.game),
+                await client.split_hand(RULES, "3D 3S 4C 5H 6S 7D"),
+                await client.name_cards("3D", ruleset=RULES),
+                await client.score_counts(RULES, *counts),
+                await client.replay_log(GameRef(RULES, deal_code=CODE, moves=("3D", "pass"))),
+                await client.settle_match(RULES, [], empty_seats=()),
+            ]
+
+    expected = sync_answers()
+    assert expected[4] == settle_with_winner(RULES, 0, *counts)
+    assert expected[5].moves_applied == 2 and expected[5].game.token
+    assert asyncio.run(async_answers()) == expected
+
+
+def test_async_wait_ready_says_why_a_target_cannot_be_reached() -> None:
+    from service_support import free_port
+
+    async def refused() -> BigTwoUnavailable:
+        async with AsyncBigTwoClient(f"127.0.0.1:{free_port()}") as client:
+            with pytest.raises(BigTwoUnavailable) as caught:
+                await client.wait_ready(10, patient=False)
+            return caught.value
+
+    error = asyncio.run(refused())
+    assert error.reason == "CONNECTION_REFUSED" and "nothing is listening" in error.message

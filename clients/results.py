@@ -1,0 +1,236 @@
+"""What the client's calls answer: small frozen values, free of protobuf.
+
+Cards come as bit masks (with :class:`~bigtwo.engine.Card` tuples on demand), kinds and refusal
+reasons as the engine's enums, and the game as a :class:`GameRef` the caller holds: the service
+keeps nothing, so every value here is complete in itself and safe to share between threads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from bigtwo.engine import Card, DealContext, Event, Kind, Move, Reason, Ruleset, cards_of, mask_text
+
+
+@dataclass(frozen=True, slots=True)
+class NamedPlay:
+    """Cards and what they form, with the readout name (``Pair K``)."""
+
+    mask: int
+    kind: Kind | None
+    name: str
+
+    @property
+    def cards(self) -> tuple[Card, ...]:
+        return cards_of(self.mask)
+
+    @property
+    def text(self) -> str:
+        """Canonical text (``3D 3S``), what a move sends."""
+        return mask_text(self.mask)
+
+    @property
+    def size(self) -> int:
+        return self.mask.bit_count()
+
+    def __str__(self) -> str:
+        return self.name or self.text
+
+
+@dataclass(frozen=True, slots=True)
+class RefusalInfo:
+    """Why the rules refuse a move: the RULES.md reason and the sentence a player sees."""
+
+    reason: Reason
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.reason.value})"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    accepted: bool
+    is_pass: bool = False
+    play: NamedPlay | None = None
+    refusal: RefusalInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableView:
+    """What everyone at the table may see."""
+
+    players: int
+    moves_made: int
+    to_act: int
+    leader: int
+    table: NamedPlay | None
+    last_player: int | None
+    cards_left: tuple[int, ...]
+    played: int
+    passed_seats: tuple[int, ...]
+    opening_card: Card | None
+    over: bool
+    winner: int | None
+    scores: tuple[int, ...]
+    deal_number: int
+    deal_id: str
+    """The deal's opaque name (nothing about the cards follows from it)."""
+    ruleset_fingerprint: str
+    deal_code: str = ""
+    """The deal code once the deal is over (empty while it is in play)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatHand:
+    """One seat's own view: its hand and WEB's "ending now" readout."""
+
+    seat: int
+    mask: int
+    ending_now: str
+    to_act: bool
+
+    @property
+    def cards(self) -> tuple[Card, ...]:
+        return cards_of(self.mask)
+
+
+@dataclass(frozen=True, slots=True)
+class GameRef:
+    """The game as the caller holds it: enough to rebuild it anywhere (the log) and the latest
+    signed state token (cheaper to send). Immutable: moves return a new one."""
+
+    ruleset: Ruleset
+    deal_code: str = ""
+    hands: tuple[str, ...] = ()
+    context: DealContext = field(default_factory=DealContext)
+    moves: tuple[str, ...] = ()
+    token: bytes = b""
+
+    @property
+    def moves_made(self) -> int:
+        """The index the next move carries."""
+        return len(self.moves)
+
+    def after(self, move_text: str, token: bytes) -> GameRef:
+        return replace(self, moves=(*self.moves, move_text), token=token)
+
+
+@dataclass(frozen=True, slots=True)
+class Dealt:
+    game: GameRef
+    deal_code: str
+    table: TableView
+    events: tuple[Event, ...]
+    view: SeatHand | None
+    seat_token: bytes = b""
+    """With a view: a state token bound to that seat, safe to hand to its device (docs/SECURITY.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MoveResult:
+    """The answer to a move. ``game`` is the game after it (unchanged when refused)."""
+
+    index: int
+    outcome: Outcome
+    events: tuple[Event, ...]
+    game: GameRef
+    table: TableView
+    view: SeatHand | None
+    seat_token: bytes = b""
+    """With a view: a state token bound to that seat, safe to hand to its device (docs/SECURITY.md)."""
+
+    @property
+    def accepted(self) -> bool:
+        return self.outcome.accepted
+
+
+@dataclass(frozen=True, slots=True)
+class LegalMoves:
+    seat: int
+    plays: tuple[NamedPlay, ...]
+    can_pass: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    play: NamedPlay | None
+    cycle_length: int
+
+
+@dataclass(frozen=True, slots=True)
+class Readout:
+    """The readout line: what a selection forms and whether it can be played now, or why not."""
+
+    name: str
+    kind: Kind | None
+    playable: bool
+    refusal: RefusalInfo | None
+    ending_now: str
+
+
+@dataclass(frozen=True, slots=True)
+class BotChoice:
+    """A bot's move for the seat to act (BotMove): apply it with ``apply_move``."""
+
+    move: Move
+    name: str
+    """The readout name of what it plays ("Pair 9"; empty for a pass)."""
+    level: str
+
+
+@dataclass(frozen=True, slots=True)
+class RulesetInfo:
+    ruleset: Ruleset
+    overrides: dict[str, str]
+    fingerprint: str
+    description: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PresetInfo:
+    name: str
+    summary: str
+    ruleset: Ruleset
+    fingerprint: str
+    description: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchStanding:
+    totals: tuple[int, ...]
+    deals_won: tuple[int, ...]
+    over: bool
+    winners: tuple[int, ...]
+    next_context: DealContext
+
+
+@dataclass(frozen=True, slots=True)
+class Replayed:
+    moves_applied: int
+    refused: bool
+    refused_at: int
+    refusal: RefusalInfo | None
+    events: tuple[Event, ...]
+    table: TableView
+    game: GameRef
+
+
+__all__ = [
+    "BotChoice",
+    "Dealt",
+    "GameRef",
+    "Hint",
+    "LegalMoves",
+    "MatchStanding",
+    "MoveResult",
+    "NamedPlay",
+    "Outcome",
+    "PresetInfo",
+    "Readout",
+    "RefusalInfo",
+    "Replayed",
+    "RulesetInfo",
+    "SeatHand",
+    "TableView",
+]
