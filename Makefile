@@ -13,7 +13,7 @@ RUNTIME_STAMP := $(VENV)/.installed-runtime
 SHARED  ?= ../shared
 VECTORS := tests/vectors
 
-.PHONY: chromium prometheus venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
+.PHONY: chromium prometheus node-deps venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
 
 # venv: everything the tests, linters, benches and fuzzer need (the [dev] extras);
 # venv-runtime: only what the service and the bigtwo command need (what make run installs).
@@ -47,7 +47,7 @@ run: venv-runtime
 	$(BIGTWO) run
 
 # What the suite needs beyond pyproject.toml is installed here, never by a test.
-test: venv chromium prometheus buf
+test: venv chromium prometheus buf node-deps
 	$(PY) -m pytest -q
 
 bench: venv
@@ -82,6 +82,13 @@ lint: venv
 PROTOS := $(wildcard proto/bigtwo/v1/*.proto)
 proto: venv
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=proto --pyi_out=proto --grpc_python_out=proto $(PROTOS)
+
+# Stock Node.js decoders for tests/test_interop_decoders.py: @grpc/proto-loader and @grpc/grpc-js at the
+# versions tests/interop/package-lock.json pins, in tests/interop/node_modules (gitignored).
+INTEROP := tests/interop
+$(INTEROP)/node_modules/.package-lock.json: $(INTEROP)/package.json $(INTEROP)/package-lock.json
+	cd $(INTEROP) && npm ci --no-audit --no-fund
+node-deps: $(INTEROP)/node_modules/.package-lock.json
 
 # buf (npm package @bufbuild/buf) lives in .tools/ (gitignored); proto/buf.yaml configures the lint.
 TOOLS := .tools
