@@ -125,10 +125,12 @@ def undecodable(request: Undecodable, name: str) -> InvalidArgument:
 
 
 def serializer(_cls: Any) -> Callable[[Any], bytes]:
-    """Responses are messages, or already serialized (a move's answer, :mod:`.wire`)."""
+    """Responses are messages, or already serialized (a move's answer, :mod:`.wire`). Messages are
+    serialized deterministically: map entries (a ruleset's options) in key order, so an answer is
+    the same bytes on every replica and re-serializing it gives it back (tests/test_interop_decoders.py)."""
 
     def serialize(response: Any) -> bytes:
-        return response if response.__class__ is bytes else response.SerializeToString()
+        return response if response.__class__ is bytes else response.SerializeToString(deterministic=True)
 
     return serialize
 
