@@ -424,7 +424,7 @@ class Deal:
     def _check_singles(self, seat: int, mask: int) -> None:
         """Refuse a single that a rule of :mod:`.singles` forbids, in RULES.md's refusal order
         (``single-two-last`` before ``must-play-highest-single``)."""
-        if single_two_out(self.tables, self.hands[seat], mask, following=self.table is not None):
+        if single_two_out(self.tables, self.hands[seat], self.table is not None):
             raise SingleTwoLastError("You can't go out on a single 2")
         forced = forced_single(self.tables, self.hands, seat)
         if forced and mask != forced:
@@ -569,12 +569,15 @@ class Deal:
         if self.opening_card >= 0:
             bit = 1 << self.opening_card
             plays = [p for p in plays if p & bit]
-        if self._single_rules:
-            forced = forced_single(self.tables, self.hands, seat)
+        # Each rule of .singles is asked only under a ruleset that has it: a call costs as much as
+        # a small move list's filtering, and most rulesets have neither.
+        tables = self.tables
+        if tables.single_two_out_refused and single_two_out(tables, hand, table is not None):
+            return []  # the hand is a lone 2: its one play would go out on it
+        if tables.highest_single:
+            forced = forced_single(tables, self.hands, seat)
             if forced:
                 plays = [p for p in plays if (p & CARD_MASK).bit_count() != 1 or p & CARD_MASK == forced]
-            if single_two_out(self.tables, hand, hand, following=table is not None):
-                plays = [p for p in plays if p & CARD_MASK != hand]
         return plays
 
     def legal_plays(self) -> list[Play]:

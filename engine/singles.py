@@ -25,20 +25,19 @@ def forced_single(tables: RuleTables, hands: Sequence[int], seat: int) -> int:
     The rule binds while the next seat in seat order holds one card (RULES.md Decision: whether or
     not that seat has passed); the single must then be the strongest card of the hand under the
     suit order. Passing and plays of more cards stay free."""
-    if not tables.highest_single or hands[(seat + 1) % len(hands)].bit_count() != 1:
-        return 0
-    return 1 << tables.highest_card_in(hands[seat])
+    if tables.highest_single and hands[(seat + 1) % tables.players].bit_count() == 1:
+        return 1 << tables.highest_card_in(hands[seat])
+    return 0
 
 
-def single_two_out(tables: RuleTables, hand: int, mask: int, *, following: bool) -> bool:
-    """``single_two_last = forbidden``: True when playing ``mask`` from ``hand`` would go out on a
-    single 2 while following a trick (HK rule 4).
+def single_two_out(tables: RuleTables, hand: int, following: bool) -> bool:
+    """``single_two_last = forbidden``: True when a single played from ``hand`` would go out on a
+    2 while following a trick (HK rule 4), that is when the hand is a lone 2: no single may then be
+    played, and the seat passes.
 
     A pair of 2s or a 2 inside a five-card hand may go out, and so may a lone 2 led as the seat's
     last card (RULES.md: "leading with a single 2 as your only card is fine")."""
-    return (
-        tables.single_two_out_refused and following and mask == hand and mask.bit_count() == 1 and mask & TWOS_MASK != 0
-    )
+    return tables.single_two_out_refused and following and hand.bit_count() == 1 and hand & TWOS_MASK != 0
 
 
 __all__ = ["forced_single", "single_two_out"]
