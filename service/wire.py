@@ -32,7 +32,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from bigtwo.engine import CardsPlayed, Deal, Event, Kind, LastCard, Passed, Play, Ruleset, TrickEnded, mask_text
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import FieldDescriptor
 
 from . import convert as cv
 
@@ -102,7 +102,7 @@ def _read_varint(data: bytes, at: int) -> tuple[int, int]:
         shift += 7
 
 
-def check_fields(descriptor: Descriptor, data: bytes) -> None:
+def check_fields(descriptor: Any, data: bytes) -> None:
     """Raise :class:`WireError` unless ``data`` holds each field of a ``descriptor`` message at most
     once, in field-number order (a repeated field's entries in one run), and so does every
     sub-message in it: the encoding protobuf writes, which every decoder reads alike.
@@ -153,7 +153,7 @@ def _in_field_order(message: Any, names: tuple[str, ...]) -> tuple[str, ...]:
 _Part = TypeVar("_Part", bytes, tuple[bytes, bytes])
 
 
-def _checked(descriptor: Descriptor, part: bytes) -> bytes:
+def _checked(descriptor: Any, part: bytes) -> bytes:
     """``part``, once :func:`check_fields` passed it (parts are checked once, as they are cached)."""
     check_fields(descriptor, part)
     return part
@@ -165,7 +165,7 @@ class AnswerLayout(NamedTuple):
     envelope: bytes
     """The tag of the field that holds the answer (the stream's ``move_result``), or empty when
     the answer is the response itself (ApplyMove)."""
-    index: bytes
+    move_index: bytes
     """The tag of the move's index, or empty when the message has none."""
     outcome: bytes
     events: bytes
@@ -184,10 +184,17 @@ class AnswerLayout(NamedTuple):
         middle = ("state_token", "table", "view") if token_first else ("table", "view", "state_token")
         written = ("index", "outcome", "events", *middle, "seat_token")
         _in_field_order(message, tuple(name for name in written if name in names))
-        index = _tag(message, "index", _VARINT) if "index" in names else b""
-        fields = ("outcome", "events", "table", "view", "state_token")
-        seat_token = _tag(message, "seat_token", _LENGTH) if "seat_token" in names else b""
-        return cls(envelope, index, *(_tag(message, name, _LENGTH) for name in fields), seat_token, token_first)
+        return cls(
+            envelope=envelope,
+            move_index=_tag(message, "index", _VARINT) if "index" in names else b"",
+            outcome=_tag(message, "outcome", _LENGTH),
+            events=_tag(message, "events", _LENGTH),
+            table=_tag(message, "table", _LENGTH),
+            view=_tag(message, "view", _LENGTH),
+            state_token=_tag(message, "state_token", _LENGTH),
+            seat_token=_tag(message, "seat_token", _LENGTH) if "seat_token" in names else b"",
+            token_first=token_first,
+        )
 
 
 STREAM = AnswerLayout.of(api.StreamMoveResult, envelope=_tag(api.PlayStreamResponse, "move_result", _LENGTH))
@@ -257,7 +264,7 @@ def _only(message: Any, names: tuple[str, ...]) -> bytes:
     for field in message.DESCRIPTOR.fields:
         if field.name not in names:
             part.ClearField(field.name)
-    return part.SerializeToString()
+    return bytes(part.SerializeToString())
 
 
 # -- parts -----------------------------------------------------------------------------------------
@@ -407,7 +414,12 @@ def _text_adding(text: bytes, held: int, added: int) -> bytes:
 
 def _values(field_name: str, count: int) -> tuple[bytes, ...]:
     """``TableState`` with only ``field_name`` set to 0, 1, ... ``count - 1``, serialized by protobuf."""
-    return tuple(pb.TableState(**{field_name: value}).SerializeToString() for value in range(count))
+    out = []
+    for value in range(count):
+        table = pb.TableState()
+        setattr(table, field_name, value)
+        out.append(table.SerializeToString())
+    return tuple(out)
 
 
 _MOVES_MADE = _values("moves_made", 1024)
@@ -479,7 +491,7 @@ class DealWriter:
         parts = self.parts
         outcome = move.outcome
         body = [
-            layout.index + small[move.index] if layout.index and move.index else b"",  # at most MAX_MOVES
+            layout.move_index + small[move.index] if layout.move_index and move.index else b"",  # at most MAX_MOVES
             layout.outcome,
             small[len(outcome)],
             outcome,
