@@ -23,11 +23,14 @@ import kubernetes_validate
 import pytest
 import yaml
 from bigtwo.service import server as service_server
+from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 BASE = DEPLOY / "k8s" / "base"
 OVERLAY = DEPLOY / "k8s" / "overlays" / "example"
+DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+DEPLOY_DOC = ROOT / "docs" / "DEPLOY.md"
 K8S_VERSIONS = ("1.29.0", "1.33.0")
 """An older and a recent release: the manifests use nothing newer than 1.29 (grpc probes: 1.27)."""
 
@@ -386,3 +389,180 @@ def test_compose_has_three_replicas_prometheus_and_grafana() -> None:
     scrape = yaml.safe_load((DEPLOY / "observability" / "prometheus.yml").read_text())
     targets = scrape["scrape_configs"][0]["static_configs"][0]["targets"]
     assert sorted(t.split(":")[0] for t in targets) == sorted(replicas)
+
+
+# -- the docs agree with the manifests ----------------------------------------------------------------
+
+
+def overlay_deployment() -> dict[str, Any]:
+    """The base Deployment with the example overlay's patch applied."""
+    for patch in kustomization(OVERLAY)["patches"]:
+        if patch["target"]["kind"] == "Deployment":
+            return dict(strategic_merge(by_kind("Deployment"), load_docs(OVERLAY / patch["path"])[0]))
+    raise AssertionError("the example overlay patches no Deployment")
+
+
+def cpu_cores(quantity: str | int | float) -> float:
+    text = str(quantity)
+    return int(text[:-1]) / 1000 if text.endswith("m") else float(text)
+
+
+def mebibytes(quantity: str) -> int:
+    assert quantity.endswith("Mi"), f"memory in Mi, got {quantity}"
+    return int(quantity[:-2])
+
+
+RESOURCES_IN_WORDS = re.compile(
+    r"\b(?P<who>base|overlay)\b(?:(?!\bbase\b|\boverlay\b).){0,80}?"
+    r"requests (?P<request_cpu>[\d.]+) CPU and (?P<request_mib>\d+) MiB, "
+    r"limits (?P<limit_cpu>[\d.]+) CPU and (?P<limit_mib>\d+) MiB"
+)
+"""How the docs state a pod's resources: "the base ... requests 0.5 CPU and 192 MiB, limits 1 CPU and
+512 MiB" (or "the example overlay ..."), in one sentence."""
+
+
+def resources_in_words(resources: dict[str, Any]) -> tuple[float, int, float, int]:
+    return (
+        cpu_cores(resources["requests"]["cpu"]),
+        mebibytes(resources["requests"]["memory"]),
+        cpu_cores(resources["limits"]["cpu"]),
+        mebibytes(resources["limits"]["memory"]),
+    )
+
+
+def test_the_docs_state_the_resources_the_manifests_set() -> None:
+    """Every CPU figure of README and docs is a base's or the overlay's request or limit, as set."""
+    expected = {
+        "base": resources_in_words(container(by_kind("Deployment"))["resources"]),
+        "overlay": resources_in_words(container(overlay_deployment())["resources"]),
+    }
+    seen: dict[str, set[str]] = {"base": set(), "overlay": set()}
+    for path in DOCS:
+        text = " ".join(path.read_text().split())
+        covered: list[tuple[int, int]] = []
+        for match in RESOURCES_IN_WORDS.finditer(text):
+            stated = (
+                float(match["request_cpu"]),
+                int(match["request_mib"]),
+                float(match["limit_cpu"]),
+                int(match["limit_mib"]),
+            )
+            assert stated == expected[match["who"]], (
+                f"{path.name}: {match[0]!r} but the {match['who']} sets {expected[match['who']]}"
+            )
+            seen[match["who"]].add(path.name)
+            covered.append(match.span())
+        for figure in re.finditer(r"\b\d+(?:\.\d+)? CPUs?\b(?!-)", text):
+            assert any(start <= figure.start() < end for start, end in covered), (
+                f"{path.name}: {text[max(0, figure.start() - 60) : figure.end() + 20]!r}: state a pod's resources as "
+                "'the base ... requests X CPU and N MiB, limits Y CPU and M MiB' (or '... overlay ...')"
+            )
+    assert {"README.md", "DEPLOY.md"} <= seen["base"] and {"README.md", "DEPLOY.md"} <= seen["overlay"], seen
+
+
+def test_the_docs_state_the_replica_counts_the_manifests_set() -> None:
+    text = " ".join(DEPLOY_DOC.read_text().split())
+    base = by_kind("HorizontalPodAutoscaler")["spec"]
+    overlay = strategic_merge(base, load_docs(OVERLAY / "hpa.yaml")[0]["spec"])
+    assert f"{by_kind('Deployment')['spec']['replicas']} replicas" in text
+    assert f"{base['minReplicas']}–{base['maxReplicas']} pods" in text
+    assert f"{overlay['minReplicas']}–{overlay['maxReplicas']} replicas" in text
+    assert f"{env_of(overlay_deployment())['BIGTWO_MAX_CONCURRENT_RPCS']} concurrent calls" in text
+
+
+def shell_blocks(path: Path) -> list[str]:
+    """The ``sh`` blocks of a Markdown page, continuation lines joined."""
+    tokens = MarkdownIt("commonmark").parse(path.read_text())
+    return [
+        token.content.replace("\\\n", " ")
+        for token in tokens
+        if token.type == "fence" and token.info.split()[:1] == ["sh"]
+    ]
+
+
+def secrets_created(commands: str) -> tuple[dict[str, set[str]], set[str], set[str]]:
+    """What ``kubectl create secret`` lines create: keys by Secret, namespaces, local files read."""
+    keys: dict[str, set[str]] = {}
+    namespaces: set[str] = set()
+    files: set[str] = set()
+    for line in commands.splitlines():
+        words = shlex.split(line, comments=True)
+        if words[:1] != ["kubectl"] or "secret" not in words or "create" not in words:
+            continue
+        if "-n" in words:
+            namespaces.add(words[words.index("-n") + 1])
+        kind, name = words[words.index("secret") + 1 : words.index("secret") + 3]
+        made = keys.setdefault(name, set())
+        for word in words:
+            flag, _, value = word.partition("=")
+            if flag == "--from-file":
+                key, _, source = value.rpartition("=")
+                made.add(key or Path(source).name)
+                files.add(source)
+            elif flag == "--from-literal":
+                made.add(value.partition("=")[0])
+        if kind == "tls":
+            made.update({"tls.crt", "tls.key"})
+            files.update(words[words.index(f) + 1] for f in ("--cert", "--key") if f in words)
+            files.update(w.partition("=")[2] for w in words if w.startswith(("--cert=", "--key=")))
+    return keys, namespaces, files
+
+
+def secret_keys_read(deployment: dict[str, Any]) -> dict[str, set[str]]:
+    """The keys of each Secret a Deployment mounts and reads: the listed items, and the files under
+    the mount that its environment and probes name."""
+    pod = deployment["spec"]["template"]["spec"]
+    main = container(deployment)
+    named = json.dumps(
+        [main.get("env", []), *(main.get(p, {}) for p in ("readinessProbe", "livenessProbe", "startupProbe"))]
+    )
+    volumes = {volume["name"]: volume for volume in pod["volumes"]}
+    needed: dict[str, set[str]] = {}
+    for mount in main["volumeMounts"]:
+        secret = volumes[mount["name"]].get("secret")
+        if secret is None:
+            continue
+        keys = needed.setdefault(secret["secretName"], set())
+        items = {item["path"]: item["key"] for item in secret.get("items", [])}
+        keys.update(items.values())
+        for file in re.findall(re.escape(mount["mountPath"].rstrip("/")) + r"/([\w.-]+)", named):
+            assert not items or file in items, f"{file} is read under {mount['mountPath']} but not among its items"
+            keys.add(items.get(file, file))
+    return needed
+
+
+def test_the_documented_secret_recipe_creates_every_key_the_manifests_read() -> None:
+    blocks = shell_blocks(DEPLOY_DOC)
+    recipe = "\n".join(block for block in blocks if "kubectl" in block and "create secret" in block)
+    created, namespaces, files = secrets_created(recipe)
+    assert namespaces == {kustomization(OVERLAY)["namespace"]}
+    for deployment in (by_kind("Deployment"), overlay_deployment()):
+        for secret, keys in secret_keys_read(deployment).items():
+            assert secret in created, f"docs/DEPLOY.md creates no Secret {secret}"
+            assert keys <= created[secret], f"Secret {secret}: the recipe lacks {sorted(keys - created[secret])}"
+    assert "ca.crt" in secret_keys_read(overlay_deployment())["bigtwo-tls"], "the TLS probes read ca.crt"
+
+    # The files the recipe reads are made by the page's commands, for the name the probes check.
+    made = set()
+    for block in blocks:
+        made.update(re.findall(r"(?:-out|-keyout|>)\s+(\S+)", block))
+    assert {Path(f).name for f in files} <= made, f"the recipe reads files no command makes: {files - made}"
+    main = container(overlay_deployment())
+    server_names = {
+        probe["exec"]["command"][probe["exec"]["command"].index("--server-name") + 1]
+        for probe in (main["readinessProbe"], main["livenessProbe"], main["startupProbe"])
+    }
+    text = "\n".join(blocks)
+    for name in server_names:
+        assert f"DNS:{name}" in text, f"the documented certificate does not hold {name}, which the probes check"
+
+
+def test_the_secret_check_catches_a_recipe_without_ca_crt() -> None:
+    old_recipe = (
+        "kubectl -n bigtwo-example create secret generic bigtwo-token-keys --from-file=token-keys=./token-keys\n"
+        "kubectl -n bigtwo-example create secret tls bigtwo-tls --cert=server.crt --key=server.key\n"
+    )
+    created, _, files = secrets_created(old_recipe)
+    assert created == {"bigtwo-token-keys": {"token-keys"}, "bigtwo-tls": {"tls.crt", "tls.key"}}
+    assert files == {"./token-keys", "server.crt", "server.key"}
+    assert not secret_keys_read(overlay_deployment())["bigtwo-tls"] <= created["bigtwo-tls"]
