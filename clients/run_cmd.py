@@ -10,10 +10,12 @@ from typing import Any
 BANNER = """\
 Big Two rules service on {host}:{port} (gRPC, bigtwo.v1.BigTwoService){metrics}
 
-  In another terminal, play a game against bots:
-      .venv/bin/bigtwo play --target {host}:{port}
-  Deal a hand and look at it:
-      .venv/bin/bigtwo deal --target {host}:{port}
+  In another terminal, in this folder, activate the environment once:
+      source .venv/bin/activate
+  then play a game against bots:
+      bigtwo play --target {host}:{port}
+  or deal a hand and look at it:
+      bigtwo deal --target {host}:{port}
   From Python: see examples/ and docs/CLIENT.md.
 
 Ctrl-C stops the service. Its log follows (one JSON line per call).
