@@ -15,6 +15,7 @@ from bigtwo.service.servicer import ServiceCore
 from bigtwo.service.tokens import KeyRing, TokenCodec
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
+from google.protobuf.message import Message
 
 RULESETS = [preset(name) for name in PRESET_NAMES] + [
     Ruleset.from_mapping({"preset": "classic", "players": "3"}),
@@ -74,7 +75,9 @@ def test_table_and_events_match_the_messages_built_field_by_field(ruleset: Rules
         writer = wire.DealWriter(start, "7K3M9QX2AB4H8", parts)
         for deal in [start, *(after for after, _ in steps)]:
             expected = reference_table(deal, "7K3M9QX2AB4H8")
-            assert pb.TableState.FromString(writer.table(deal)) == expected
+            written = writer.table(deal)
+            assert pb.TableState.FromString(written) == expected
+            assert written == expected.SerializeToString(deterministic=True), "protobuf's own encoding"
             assert pb.TableState.FromString(wire.table_bytes(deal, "7K3M9QX2AB4H8")) == expected
         for view_seat in (None, 0):
             for event in start.events:
@@ -83,7 +86,8 @@ def test_table_and_events_match_the_messages_built_field_by_field(ruleset: Rules
                 )
         for _, events in steps:
             for event in events:
-                assert pb.Event.FromString(wire.event_bytes(event, parts, None)) == cv.event_to_pb(event, ruleset, None)
+                written = wire.event_bytes(event, parts, None)
+                assert written == cv.event_to_pb(event, ruleset, None).SerializeToString(deterministic=True)
 
 
 class Judged(NamedTuple):
@@ -106,18 +110,23 @@ def test_answers_parse_into_the_response_messages() -> None:
     for layout in (wire.STREAM, wire.APPLY):
         answer = writer.answer(layout, judged, deal, 0, view=view.SerializeToString(), state_token=b"\x01" * 300)
         if layout is wire.STREAM:
-            assert api.PlayStreamResponse.FromString(answer).move_result == api.StreamMoveResult(
-                index=200,
-                outcome=outcome,
-                events=expected_events,
-                table=table,
-                view=view,
-                state_token=b"\x01" * 300,
+            expected: Message = api.PlayStreamResponse(
+                move_result=api.StreamMoveResult(
+                    index=200,
+                    outcome=outcome,
+                    events=expected_events,
+                    table=table,
+                    view=view,
+                    state_token=b"\x01" * 300,
+                )
             )
+            assert api.PlayStreamResponse.FromString(answer) == expected
         else:
-            assert api.ApplyMoveResponse.FromString(answer) == api.ApplyMoveResponse(
+            expected = api.ApplyMoveResponse(
                 outcome=outcome, events=expected_events, state_token=b"\x01" * 300, table=table, view=view
             )
+            assert api.ApplyMoveResponse.FromString(answer) == expected
+        assert answer == expected.SerializeToString(deterministic=True), "protobuf's own encoding"
     first = writer.answer(wire.STREAM, Judged(0, wire.PASS_OUTCOME, ()), deal, None)
     stream = api.PlayStreamResponse.FromString(first)
     assert stream.WhichOneof("message") == "move_result"
@@ -166,3 +175,35 @@ def test_varints_are_protobufs(value: int) -> None:
     assert encoded == (wire._CARDS_MASK + wire.varint(value) if value else b"")
     text = "x" * (value % 1000 + 1)
     assert wire.delimited(wire._CARDS_TEXT, text.encode()) == pb.CardSet(text=text).SerializeToString()
+
+
+def test_check_fields_refuses_a_message_in_pieces_and_fields_out_of_order() -> None:
+    """The writer's rule as code: what protobufjs would misread (a sub-message written twice, as a
+    play's event once was) or a field out of order is refused; protobuf's own encodings pass."""
+    event = pb.Event(cards_played=pb.CardsPlayedEvent(seat=1, move_index=3), description="seat 1 plays 3D")
+    wire.check_fields(pb.Event.DESCRIPTOR, event.SerializeToString())
+    pieces = (
+        pb.Event(cards_played=pb.CardsPlayedEvent(seat=1)).SerializeToString()
+        + pb.Event(cards_played=pb.CardsPlayedEvent(move_index=3)).SerializeToString()
+    )
+    assert pb.Event.FromString(pieces).cards_played.seat == 1, "Python merges the pieces"
+    with pytest.raises(wire.WireError, match="cards_played written twice"):
+        wire.check_fields(pb.Event.DESCRIPTOR, pieces)
+    with pytest.raises(wire.WireError, match="out of order"):
+        wire.check_fields(
+            pb.TableState.DESCRIPTOR,
+            pb.TableState(moves_made=2).SerializeToString() + pb.TableState(players=4).SerializeToString(),
+        )
+    nested = pb.TableState(played=pb.CardSet(mask=1)).SerializeToString()
+    nested += pb.TableState(played=pb.CardSet(text="3D")).SerializeToString()
+    with pytest.raises(wire.WireError, match="played written twice"):
+        wire.check_fields(pb.TableState.DESCRIPTOR, nested)
+    events = [pb.Event(trick_ended=pb.TrickEndedEvent(winner=seat)) for seat in range(3)]
+    wire.check_fields(api.ApplyMoveResponse.DESCRIPTOR, api.ApplyMoveResponse(events=events).SerializeToString())
+    split = api.ApplyMoveResponse(events=events[:1]).SerializeToString()
+    split += api.ApplyMoveResponse(state_token=b"t").SerializeToString()
+    split += api.ApplyMoveResponse(events=events[1:]).SerializeToString()
+    with pytest.raises(wire.WireError):
+        wire.check_fields(api.ApplyMoveResponse.DESCRIPTOR, split)
+    with pytest.raises(wire.WireError, match="field-number order"):
+        wire._in_field_order(pb.TableState, ("to_act", "players"))
