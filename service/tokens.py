@@ -167,10 +167,6 @@ class History(NamedTuple):
         """Every move: (seat, the cards played as a mask; 0 for a pass)."""
         return read_moves(self.moves)
 
-    def adding(self, seat: int, mask: int) -> History:
-        """This history with one more move (``mask`` 0: a pass)."""
-        return self._replace(moves=self.moves + move_bytes(seat, mask))
-
     def without_last(self, mask: int) -> History:
         """This history without its last move, which played ``mask`` (0: a pass)."""
         return self._replace(moves=self.moves[: -1 - mask.bit_count()])
