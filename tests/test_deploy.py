@@ -61,7 +61,7 @@ def by_kind(kind: str) -> dict[str, Any]:
 
 
 def container(deployment: dict[str, Any]) -> dict[str, Any]:
-    containers = deployment["spec"]["template"]["spec"]["containers"]
+    containers: list[dict[str, Any]] = deployment["spec"]["template"]["spec"]["containers"]
     assert len(containers) == 1
     return containers[0]
 
@@ -369,7 +369,7 @@ def test_compose_has_three_replicas_prometheus_and_grafana() -> None:
     services = compose["services"]
     replicas = [name for name in services if name.startswith("bigtwo-")]
     assert len(replicas) == 3 and {"prometheus", "grafana"} <= set(services)
-    host_ports = set()
+    host_ports: set[str] = set()
     for name in replicas:
         spec = services[name]
         assert spec["build"]["dockerfile"] == "deploy/Dockerfile"
