@@ -31,7 +31,7 @@ from grpc_reflection.v1alpha import reflection
 from .keys import KeyConfigError, load_keys
 from .limits import LIMITS
 from .offload import DEFAULT_WAITING, KINDS, Offload, default_workers
-from .servicer import AUTH_TOKEN_RULE, SERVICE_NAME, Hosting, ServiceCore, valid_auth_token
+from .servicer import AUTH_TOKEN_RULE, SERVICE_NAME, STREAM, UNARY, Hosting, ServiceCore, valid_auth_token
 from .telemetry import (
     CALLS,
     LOOP_LAG,
@@ -297,8 +297,9 @@ class DrainGate(grpc.GenericRpcHandler):
         method: str = handler_call_details.method
         if method.startswith(HEALTH_PREFIX):
             return None
-        if method.startswith(f"/{SERVICE_NAME}/"):
-            CALLS.labels(method.rsplit("/", 1)[1], "UNAVAILABLE").inc()
+        name = method.rsplit("/", 1)[-1]
+        if method == f"/{SERVICE_NAME}/{name}" and (name in UNARY or name == STREAM):  # no made-up labels
+            CALLS.labels(name, "UNAVAILABLE").inc()
         return self.handler
 
     @staticmethod
