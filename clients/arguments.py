@@ -12,7 +12,10 @@ variable), and never found later as a traceback or after an hour of work.
   ``BIGTWO_PORT=abc bigtwo serve --port 5000`` works, and ``BIGTWO_PORT=abc bigtwo serve`` is
   refused naming ``BIGTWO_PORT``.
 
-This module imports nothing heavy (the engine only inside :func:`preset_name`).
+The rules flags (``--preset``, ``--ruleset FILE``, ``-o``, ``--deals``) are defined here once, for
+every command that takes rules: :func:`add_ruleset_arguments` and :func:`ruleset_from_args`.
+
+This module imports nothing heavy (the engine only inside the functions about rules).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any, NoReturn
 from .errors import EXIT_USAGE, UsageError, report
 
 # -- the parser ---------------------------------------------------------------------------------------
+
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):
     """``argparse.ArgumentDefaultsHelpFormatter``, but quiet where a default says nothing (no value,
@@ -220,6 +224,123 @@ def preset_name(text: str) -> str:
     return text
 
 
+# -- rules ----------------------------------------------------------------------------------------------
+
+DEFAULT_PRESET = "classic"
+
+
+def ruleset_file(text: str) -> Any:
+    """``--ruleset FILE``: a TOML (``.toml``) or JSON (``.json``) ruleset file (a preset and
+    options), read at once so that a wrong file is refused naming it; a
+    :class:`bigtwo.engine.Ruleset`."""
+    from bigtwo.engine import Ruleset, RulesetError
+
+    path = Path(text)
+    suffix = path.suffix.lower()
+    if suffix not in (".toml", ".json"):
+        refuse(text, "is not a ruleset file: its name ends in .toml or .json")
+    try:
+        body = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        refuse(text, "does not exist (no such file)")
+    except IsADirectoryError:
+        refuse(text, "is a folder; give a .toml or .json ruleset file")
+    except (OSError, UnicodeDecodeError) as exc:
+        refuse(text, f"cannot be read ({getattr(exc, 'strerror', None) or exc})")
+    try:
+        return Ruleset.from_json(body) if suffix == ".json" else Ruleset.from_toml(body)
+    except (RulesetError, ValueError) as exc:
+        refuse(text, f"is not a ruleset: {exc}")
+
+
+def option_setting(text: str) -> str:
+    """``-o NAME=VALUE``: one option of RULES.md (its name and value are checked with the rest
+    of the rules, by :func:`ruleset_from_args`)."""
+    name, sep, _ = str(text).partition("=")
+    if not sep or not name.strip():
+        refuse(text, "is not NAME=VALUE (e.g. flush=rank-first)")
+    return str(text)
+
+
+def positive_deals(text: str) -> int:
+    """``--deals N``: N is at least 1 (leaving it out plays the rules' own match length)."""
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        refuse(text, "is not a whole number of deals")
+    if value < 1:
+        refuse(
+            text,
+            "is no match: a match is at least 1 deal; leave --deals out to play the rules' own length "
+            "(classic: 8 deals) or use -o match=open for a match that goes on until you quit",
+        )
+    return value
+
+
+def add_ruleset_arguments(parser: argparse.ArgumentParser, *, deals: bool = False) -> None:
+    """The rules of a command, the same wherever a command takes them: ``--preset NAME`` or
+    ``--ruleset FILE``, then ``-o NAME=VALUE`` on top (and, with ``deals``, ``--deals N``).
+    :func:`ruleset_from_args` makes the ruleset of what was given."""
+    from bigtwo.engine import PRESET_NAMES
+
+    parser.add_argument(
+        "--preset",
+        type=preset_name,
+        default=None,
+        metavar="NAME",
+        help=f"the rules' preset: {', '.join(PRESET_NAMES)} (default {DEFAULT_PRESET})",
+    )
+    parser.add_argument(
+        "--ruleset",
+        type=ruleset_file,
+        default=None,
+        metavar="FILE",
+        help="the rules from a .toml or .json ruleset file (a preset and options); instead of --preset",
+    )
+    parser.add_argument(
+        "--option",
+        "-o",
+        type=option_setting,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override an option of RULES.md, e.g. -o flush=rank-first -o players=3 (repeatable)",
+    )
+    if deals:
+        parser.add_argument(
+            "--deals",
+            type=positive_deals,
+            default=None,
+            metavar="N",
+            help="play N deals (sets the match option to deals:N; default: the rules' own match length)",
+        )
+
+
+def ruleset_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`bigtwo.engine.Ruleset` of :func:`add_ruleset_arguments`' flags: the preset (or
+    the ruleset file), then every ``-o``, then ``--deals``. A mistake is a :class:`UsageError`."""
+    from bigtwo.engine import Ruleset, RulesetError
+
+    given = getattr(args, "ruleset", None)
+    if given is not None and args.preset:
+        raise UsageError("give the rules by --preset or by --ruleset FILE, not both.")
+    mapping: dict[str, Any] = given.to_mapping() if given is not None else {"preset": args.preset or DEFAULT_PRESET}
+    for item in args.option:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--option {item!r}: write NAME=VALUE, e.g. flush=rank-first.")
+        mapping[name.strip().replace("-", "_")] = value.strip()
+    deals = getattr(args, "deals", None)
+    if deals is not None:
+        if any(item.partition("=")[0].strip() == "match" for item in args.option):
+            raise UsageError("give the match length by --deals N or by -o match=..., not both.")
+        mapping["match"] = f"deals:{deals}"
+    try:
+        return Ruleset.from_mapping(mapping)
+    except (RulesetError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
 _HOST_PORT = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[^:\s\[\]]+):(?P<port>[^:]*)$")
 
 
@@ -319,12 +440,41 @@ def output_file(text: str) -> str:
     return str(text)
 
 
+# -- charts ---------------------------------------------------------------------------------------------
+
+PLOT_EXTRA = "pip install -e '.[plot]'"
+"""How to get matplotlib, which draws the PNG charts and is an extra (``plot``), not a dependency."""
+
+
+def plotting_missing() -> str:
+    """Empty when matplotlib can be imported; else what is missing and how to get it."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return f"matplotlib is not installed; install the charts' extra with {PLOT_EXTRA}"
+    return ""
+
+
+def png_file(text: str) -> str:
+    """A PNG chart to write (:func:`output_file`), refused at once, before any work, when
+    matplotlib is missing."""
+    path = output_file(text)
+    if path and path != "-":
+        missing = plotting_missing()
+        if missing:
+            refuse(text, f"cannot be drawn: {missing}")
+    return path
+
+
 __all__ = [
+    "DEFAULT_PRESET",
     "LOG_LEVELS",
+    "PLOT_EXTRA",
     "DefaultsHelpFormatter",
     "EnvText",
     "Parser",
     "RawDescriptionDefaultsHelpFormatter",
+    "add_ruleset_arguments",
     "env_default",
     "env_flag",
     "log_level",
@@ -332,17 +482,23 @@ __all__ = [
     "non_negative_int",
     "non_negative_seconds",
     "one_of",
+    "option_setting",
     "output_file",
     "pem_certificates",
     "pem_private_key",
+    "plotting_missing",
+    "png_file",
     "port",
     "port_free",
+    "positive_deals",
     "positive_float",
     "positive_int",
     "positive_seconds",
     "preset_name",
     "readable_file",
     "refuse",
+    "ruleset_file",
+    "ruleset_from_args",
     "share",
     "target",
 ]

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from bigtwo.engine import (
-    PRESET_NAMES,
     BadCardError,
     Card,
     CardsPlayed,
@@ -46,9 +45,9 @@ from bigtwo.engine import (
     DragonRevealed,
     LastCard,
     Passed,
+    Reason,
     Refusal,
     Ruleset,
-    RulesetError,
     TrickEnded,
     cards_of,
     parse_mask,
@@ -56,12 +55,13 @@ from bigtwo.engine import (
 )
 from bigtwo.engine.rules import MatchKind, Settlement
 
+from .arguments import add_ruleset_arguments, ruleset_from_args
+from .errors import UsageError
 from .replay.names import distinct_names, how_to_win, seat_labels, seat_ref
 
 LEVELS = ("random", "beginner", "good", "great", "pro")
 SORTS = ("rank", "suit", "plays")
 DEFAULT_BOTS = "good"
-DEFAULT_PRESET = "classic"
 OWN_SERVER_RESTARTS = 3
 """How many times ``bigtwo play`` starts its own server again after it died, in one match."""
 
@@ -272,41 +272,6 @@ def connected(args: argparse.Namespace) -> Iterator[Any]:
 # -- rulesets -------------------------------------------------------------------------------------
 
 
-def ruleset_file(text: str) -> Ruleset:
-    """``--ruleset FILE``: a TOML (``.toml``) or JSON (``.json``) ruleset file, read at once so a
-    wrong file is a usage error naming it."""
-    path = Path(text)
-    try:
-        body = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise argparse.ArgumentTypeError(f"{text}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise argparse.ArgumentTypeError(f"{text}: cannot be read ({exc})") from None
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".json":
-            return Ruleset.from_json(body)
-        if suffix == ".toml":
-            return Ruleset.from_toml(body)
-    except (RulesetError, ValueError) as exc:
-        raise argparse.ArgumentTypeError(f"{text}: {exc}") from None
-    raise argparse.ArgumentTypeError(f"{text}: a ruleset file ends in .toml or .json")
-
-
-def positive_deals(text: str) -> int:
-    """``--deals N``: N is at least 1 (leaving it out plays the ruleset's own match length)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of deals") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(
-            f"{value}: a match is at least 1 deal; leave --deals out to play the rules' own length "
-            "(classic: 8 deals) or use -o match=open for a match that goes on until you quit"
-        )
-    return value
-
-
 def seat_number(text: str) -> int:
     """``--seat p2`` or ``--seat 2``: the engine's seat (0-based) of a seat named p1..p4."""
     word = text.strip().lower()
@@ -324,55 +289,6 @@ def writable_file(text: str) -> Path:
     if not path.parent.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: the folder {path.parent} does not exist")
     return path
-
-
-def add_ruleset_arguments(parser: argparse.ArgumentParser, *, deals: bool = False) -> None:
-    parser.add_argument("--preset", default=None, choices=PRESET_NAMES, help=f"the rules (default {DEFAULT_PRESET})")
-    parser.add_argument(
-        "--ruleset",
-        type=ruleset_file,
-        default=None,
-        metavar="FILE",
-        help="the rules from a .toml or .json ruleset file (a preset and options); instead of --preset",
-    )
-    parser.add_argument(
-        "--option",
-        "-o",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="override an option of RULES.md, e.g. -o flush=rank-first -o players=3 (repeatable)",
-    )
-    if deals:
-        parser.add_argument(
-            "--deals",
-            type=positive_deals,
-            default=None,
-            metavar="N",
-            help="play N deals (sets the match option to deals:N; default: the rules' own match length)",
-        )
-
-
-def ruleset_from_args(args: argparse.Namespace) -> Ruleset:
-    """The preset (or the ruleset file), then every ``-o``, then ``--deals``."""
-    given: Ruleset | None = getattr(args, "ruleset", None)
-    if given is not None and args.preset:
-        raise SystemExit("bigtwo: give the rules by --preset or by --ruleset FILE, not both")
-    mapping: dict[str, Any] = given.to_mapping() if given is not None else {"preset": args.preset or DEFAULT_PRESET}
-    for item in args.option:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"bigtwo: --option {item!r}: write NAME=VALUE, e.g. flush=rank-first")
-        mapping[name.strip().replace("-", "_")] = value.strip()
-    deals = getattr(args, "deals", None)
-    if deals is not None:
-        if any(item.partition("=")[0].strip() == "match" for item in args.option):
-            raise SystemExit("bigtwo: give the match length by --deals N or by -o match=..., not both")
-        mapping["match"] = f"deals:{deals}"
-    try:
-        return Ruleset.from_mapping(mapping)
-    except (RulesetError, ValueError) as exc:
-        raise SystemExit(f"bigtwo: {exc}") from None
 
 
 def option_arguments(rules: Ruleset) -> list[str]:
@@ -605,20 +521,25 @@ class Person:
             self.say(f"[dim]{readout.ending_now}[/dim]")
             screen.explain_once("ending now", LEGEND_ENDING_NOW)
 
+    def refusal(self, refusal: Any, turn: Any) -> str:
+        """A refusal in the screen's words: ``p2 good bot``, never the API's 0-based seat."""
+        who = self.screen.who if self.screen is not None else seat_ref
+        return escape(refusal_sentence(refusal, turn.table, who))
+
     def readout(self, turn: Any, mask: int) -> Any:
         readout = turn.client.name_cards(mask, game=turn.game, seat=self.seat)
         name = readout.name or pretty(mask) or "nothing selected"
         if readout.playable:
             self.say(f"[green]✓ {name}: can be played[/green]")
         else:
-            why = readout.refusal.message if readout.refusal else "cannot be played"
+            why = self.refusal(readout.refusal, turn) if readout.refusal else "cannot be played"
             reason = f" ({readout.refusal.reason.value})" if readout.refusal else ""
-            self.say(f"[red]✗ {name}: {escape(why)}{reason}[/red]")
+            self.say(f"[red]✗ {name}: {why}{reason}[/red]")
         return readout
 
     def __call__(self, turn: Any) -> str:
         if turn.refusal is not None:
-            self.say(f"[red]✗ refused: {escape(turn.refusal.message)} ({turn.refusal.reason.value})[/red]")
+            self.say(f"[red]✗ refused: {self.refusal(turn.refusal, turn)} ({turn.refusal.reason.value})[/red]")
         else:
             self.selection = 0
             self.show_table(turn)
@@ -672,6 +593,20 @@ class Person:
                     return _text(mask)
 
 
+def refusal_sentence(refusal: Any, table: Any, who: Callable[[int], str]) -> str:
+    """The sentence of a refusal (a :class:`bigtwo.client.client.RefusalInfo`) for the terminal.
+
+    The engine's sentences for two reasons name seats as the API numbers them (``seat 1``, from
+    0), while the screen shows ``p1``..``pN``. For those the sentence is made here from the
+    reason and the table the service returned with it (whose turn it is, who went out), with
+    ``who`` naming a seat as the screen does; every other sentence names no seat and is kept."""
+    if refusal.reason is Reason.NOT_YOUR_TURN and table is not None and not table.over:
+        return f"It is {who(table.to_act)}'s turn"
+    if refusal.reason is Reason.GAME_OVER and table is not None and table.winner is not None:
+        return f"The deal is over: {who(table.winner)} went out"
+    return str(refusal.message)
+
+
 def _text(mask: int) -> str:
     return " ".join(str(card) for card in cards_of(mask))
 
@@ -680,7 +615,7 @@ def bot_levels(spec: str, count: int) -> list[str]:
     levels = [item.strip().lower() for item in spec.split(",") if item.strip()] or [DEFAULT_BOTS]
     for level in levels:
         if level not in LEVELS:
-            raise SystemExit(f"bigtwo play: --bots: unknown level {level!r}; levels: {', '.join(LEVELS)}")
+            raise UsageError(f"--bots: {level!r} is not a bot level; the levels are {', '.join(LEVELS)}.")
     while len(levels) < count:
         levels.append(levels[-1])
     return levels[:count]
@@ -718,7 +653,7 @@ def setup_from_args(args: argparse.Namespace) -> Setup:
     rules = ruleset_from_args(args)
     me = 0 if args.seat is None else args.seat
     if me >= rules.players:
-        raise SystemExit(f"bigtwo play: --seat {seat_ref(me)}: this table seats p1-p{rules.players}")
+        raise UsageError(f"--seat {seat_ref(me)}: this table seats p1-p{rules.players}; choose one of those.")
     bots = iter(bot_levels(args.bots or DEFAULT_BOTS, rules.players - 1))
     levels = tuple(None if seat == me else next(bots) for seat in range(rules.players))
     person = args.name or "You"
@@ -732,31 +667,27 @@ def setup_from_replay(args: argparse.Namespace) -> Setup:
 
     given = [flag for name, flag in _RESUME_CONFLICTS if getattr(args, name, None)]
     if given:
-        raise SystemExit(
-            f"bigtwo play: --resume goes on with the match as {args.resume} records it (rules, seats, deals); "
-            f"leave out {', '.join(given)}"
+        raise UsageError(
+            f"--resume goes on with the match as {args.resume} records it (rules, seats, deals); "
+            f"leave out {', '.join(given)}."
         )
     path = Path(args.resume)
     try:
         log = read_replay(path)
     except FileNotFoundError:
-        raise SystemExit(f"bigtwo play: --resume {path}: no such file") from None
+        raise UsageError(f"--resume {path}: no such file.") from None
     except OSError as exc:
-        raise SystemExit(f"bigtwo play: --resume {path}: cannot be read ({exc.strerror})") from None
+        raise UsageError(f"--resume {path}: cannot be read ({exc.strerror}).") from None
     except ReplayFormatError as exc:
-        raise SystemExit(f"bigtwo play: --resume {path}: {exc}") from None
+        raise UsageError(f"--resume {path}: {exc}") from None
     verdict = audit_log(log, views=False)
     if not verdict.ok:
-        raise SystemExit(
-            f"bigtwo play: --resume {path} does not check out ({verdict.summary()}); see bigtwo audit {path}"
-        )
+        raise UsageError(f"--resume {path} does not check out ({verdict.summary()}); see bigtwo audit {path}.")
     if log.result is not None and log.result.over:
-        raise SystemExit(f"bigtwo play: the match in {path} is over; nothing to resume (bigtwo replay {path} shows it)")
+        raise UsageError(f"the match in {path} is over; nothing to resume (bigtwo replay {path} shows it).")
     people = [seat for seat, info in enumerate(log.seats) if info.kind != "bot"]
     if len(people) != 1:
-        raise SystemExit(
-            f"bigtwo play: {path} seats {len(people)} people; bigtwo play resumes a match of one person and bots"
-        )
+        raise UsageError(f"{path} seats {len(people)} people; bigtwo play resumes a match of one person and bots.")
     levels: list[str | None] = []
     for seat, info in enumerate(log.seats):
         if info.kind != "bot":
@@ -764,12 +695,11 @@ def setup_from_replay(args: argparse.Namespace) -> Setup:
         elif str(info.level) in LEVELS:
             levels.append(str(info.level))
         else:
-            raise SystemExit(
-                f"bigtwo play: {path}: {seat_ref(seat)} is a bot of level {info.level!r}; bigtwo play knows "
-                f"{', '.join(LEVELS)}"
+            raise UsageError(
+                f"{path}: {seat_ref(seat)} is a bot of level {info.level!r}; bigtwo play knows {', '.join(LEVELS)}."
             )
     if any(action.kind.value in ("left", "taken") for deal in log.deals for action in deal.actions):
-        raise SystemExit(f"bigtwo play: {path} has seats left or taken over; bigtwo play cannot resume it")
+        raise UsageError(f"{path} has seats left or taken over; bigtwo play cannot resume it.")
     names = tuple(info.name for info in log.seats)
     return Setup(log.ruleset, names, tuple(levels), people[0], log, args.replay_out or path)
 

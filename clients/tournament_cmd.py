@@ -257,15 +257,8 @@ def _table(result: TournamentResult) -> None:
     console.print(pairs)
 
 
-def _parse_option(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep:
-        raise argparse.ArgumentTypeError(f"--option takes NAME=VALUE, not {text!r}")
-    return key.strip(), value.strip()
-
-
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    from .arguments import output_file, positive_float, positive_int, preset_name
+    from .arguments import add_ruleset_arguments, png_file, positive_float, positive_int
 
     parser: argparse.ArgumentParser = sub.add_parser(
         "tournament",
@@ -273,15 +266,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         description=(__doc__ or "").replace("``", ""),  # the docstring's markup is not for a terminal
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--preset", type=preset_name, default="classic", help="ruleset preset (default classic)")
-    parser.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        type=_parse_option,
-        metavar="NAME=VALUE",
-        help="override one rule option, e.g. players=3 (repeatable)",
-    )
+    add_ruleset_arguments(parser)
     parser.add_argument(
         "--levels", default="great,good,random", help=f"comma-separated levels from {', '.join(LEVELS)}"
     )
@@ -294,10 +279,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("--pairs", action="store_true", help="with --json, add paired differences under 'pairs'")
     parser.add_argument(
         "--plot",
-        type=output_file,
+        type=png_file,
         default=None,
         metavar="PNG",
-        help="write the bar chart to PNG (default ./tournament-<preset>.png; its path is printed)",
+        help="write the bar chart to PNG (default ./tournament-<preset>.png; its path is printed; "
+        "needs matplotlib, the 'plot' extra)",
     )
     parser.add_argument("--no-plot", action="store_true", help="write no plot")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -322,16 +308,20 @@ def budget_from(args: argparse.Namespace) -> Budget | None:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from .arguments import plotting_missing, ruleset_from_args
     from .errors import UsageError
 
     levels = [level.strip().lower() for level in args.levels.split(",") if level.strip()]
     unknown = [level for level in levels if level not in LEVELS]
     if not levels or unknown or len(set(levels)) != len(levels):
         raise UsageError(f"--levels {args.levels!r}: give distinct names from {', '.join(LEVELS)}.")
-    try:
-        ruleset = Ruleset.from_mapping({"preset": args.preset, **dict(args.option)})
-    except ValueError as exc:
-        raise UsageError(f"--option: {exc}") from None
+    ruleset = ruleset_from_args(args)
+    chart = None if args.no_plot else Path(args.plot or f"tournament-{ruleset.preset}.png")
+    # The default chart is left out, said once at the end, when matplotlib is missing (an explicit
+    # --plot was refused when parsed): the tables are the result, the chart an extra.
+    no_chart = plotting_missing() if chart is not None and args.plot is None else ""
+    if no_chart:
+        chart = None
     budget = budget_from(args)
     if args.no_progress:
         result = run_tournament(ruleset, levels, args.deals, args.seed, args.jobs, budget)
@@ -359,7 +349,6 @@ def run_command(args: argparse.Namespace) -> int:
             result = run_tournament(
                 ruleset, levels, args.deals, args.seed, args.jobs, budget, progress=lambda n: bar.advance(task, n)
             )
-    chart = None if args.no_plot else Path(args.plot or f"tournament-{ruleset.preset}.png")
     if chart is not None:
         plot(result, str(chart))
     if args.json:
@@ -368,4 +357,6 @@ def run_command(args: argparse.Namespace) -> int:
         _table(result)
     if chart is not None:  # every file written is named; on stderr with --json (stdout is one JSON object)
         print(f"Chart written to {chart.resolve()}", file=sys.stderr if args.json else sys.stdout)
+    if no_chart:
+        print(f"No chart: {no_chart}, or give --no-plot.", file=sys.stderr if args.json else sys.stdout)
     return 0

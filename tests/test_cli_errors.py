@@ -70,6 +70,9 @@ ROWS = [
     row("deal-key-in-missing-folder", "deal --tls --key {tmp}/missing/client.key", USAGE, "--key", "missing"),
     row("deal-ca-not-pem", "deal --tls --ca {garbage_pem}", USAGE, "--ca", "PEM"),
     row("deal-ruleset-garbage", "deal --ruleset {garbage_json}", USAGE, "--ruleset", "garbage.json"),
+    row("deal-ruleset-not-toml-or-json", "deal --ruleset {garbage_pem}", USAGE, "--ruleset", ".toml or .json"),
+    row("deal-preset-and-ruleset", "deal --preset web --ruleset {ruleset_toml}", USAGE, "--preset", "--ruleset"),
+    row("deal-option-without-value", "deal -o players", USAGE, "--option", "NAME=VALUE"),
     row(
         "deal-closed-pipe",
         "deal --json --deal-code 0000003NQK8N1",
@@ -100,6 +103,10 @@ ROWS = [
     row("play-replay-out-missing-folder", "play --replay-out {tmp}/missing/game.toml", USAGE, "--replay-out"),
     row("play-resume-garbage", "play --resume {garbage_toml}", USAGE, "--resume", "garbage.toml"),
     row("play-unknown-bot-level", "play --bots genius", USAGE, "genius"),
+    row("play-seat-beyond-the-table", "play --seat p4 -o players=3", USAGE, "--seat p4", "p1-p3"),
+    row("play-deals-and-match", "play --deals 2 -o match=open", USAGE, "--deals", "not both"),
+    row("play-resume-with-rules", "play --resume {garbage_toml} --preset web", USAGE, "--resume", "leave out --preset"),
+    row("play-ruleset-missing", "play --ruleset {tmp}/missing.toml", USAGE, "--ruleset", "missing.toml"),
     # -- bigtwo vectors ---------------------------------------------------------------------------
     row("vectors-missing-path", "vectors {tmp}/missing.json", USAGE, "missing.json"),
     row("vectors-garbage-file", "vectors {garbage_json}", USAGE, "garbage.json", "JSON"),
@@ -128,6 +135,17 @@ ROWS = [
     row("tournament-plot-missing-folder", "tournament --plot {tmp}/missing/chart.png", USAGE, "--plot", "missing"),
     row("tournament-bad-option", "tournament -o flush=sideways --no-plot --deals 1", USAGE, "flush", "sideways"),
     row("tournament-option-without-value", "tournament --option players", USAGE, "--option", "NAME=VALUE"),
+    row("tournament-ruleset-garbage", "tournament --ruleset {garbage_json}", USAGE, "--ruleset", "garbage.json"),
+    row("tournament-preset-and-ruleset", "tournament --preset web --ruleset {ruleset_toml}", USAGE, "not both"),
+    row(
+        "tournament-plot-without-matplotlib",
+        "tournament --deals 1 --plot {tmp}/chart.png",
+        USAGE,
+        "--plot",
+        "matplotlib is not installed",
+        "'.[plot]'",
+        env={"PYTHONPATH": "{no_matplotlib}"},
+    ),
     # -- bigtwo replay / audit --------------------------------------------------------------------
     row("replay-missing-file", "replay {tmp}/missing.toml", USAGE, "missing.toml"),
     row("replay-garbage-file", "replay {garbage_toml}", USAGE, "garbage.toml"),
@@ -169,6 +187,16 @@ ROWS = [
     row("loadtest-share-above-one", "loadtest --spawn 1 --refused-share 2", USAGE, "--refused-share"),
     row("loadtest-plot-missing-folder", "loadtest --target {dead} --plot {tmp}/missing/p.png", USAGE, "--plot"),
     row("loadtest-target-and-spawn", "loadtest --target {dead} --spawn 1", USAGE, "--target", "--spawn"),
+    row("loadtest-ruleset-garbage", "loadtest --ruleset {garbage_toml} --target {dead}", USAGE, "--ruleset"),
+    row("loadtest-bad-option", "loadtest -o flush=sideways --target {dead}", USAGE, "flush", "sideways"),
+    row(
+        "loadtest-plot-without-matplotlib",
+        "loadtest --target {dead} --plot {tmp}/p.png",
+        USAGE,
+        "--plot",
+        "matplotlib is not installed",
+        env={"PYTHONPATH": "{no_matplotlib}"},
+    ),
 ]
 
 
@@ -198,6 +226,10 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     (tmp / "garbage.pem").write_text("not a certificate\n", encoding="utf-8")
     (tmp / "empty.key").write_text("\n", encoding="utf-8")
     (tmp / "empty-folder").mkdir()
+    (tmp / "house.toml").write_text('preset = "classic"\nplayers = 3\n', encoding="utf-8")
+    stub = tmp / "no-matplotlib" / "matplotlib"  # first on PYTHONPATH: as if matplotlib were not installed
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'matplotlib'\")\n")
     pki = make_pki(tmp)
 
     other = grpc.server(futures.ThreadPoolExecutor(max_workers=2))  # a gRPC server, not a Big Two one
@@ -223,6 +255,8 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
             "garbage_pem": str(tmp / "garbage.pem"),
             "empty_key": str(tmp / "empty.key"),
             "empty_folder": str(tmp / "empty-folder"),
+            "ruleset_toml": str(tmp / "house.toml"),
+            "no_matplotlib": str(stub.parent),
             "server_cert": str(pki.server_cert),
             "dead": f"127.0.0.1:{free_port()}",
             "silent": f"127.0.0.1:{silent.getsockname()[1]}",
@@ -267,7 +301,8 @@ def run_bigtwo(argv: list[str], env: dict[str, str], *, closed_stdout: bool = Fa
 @pytest.mark.parametrize("case", ROWS, ids=[r.name for r in ROWS])
 def test_a_mistake_ends_in_a_sentence(case: Row, places: dict[str, str], tmp_path: Path) -> None:
     argv = [word.format(**places) for word in case.argv]
-    status, out, err = run_bigtwo(argv, _env(tmp_path, case.env), closed_stdout=case.closed_stdout)
+    env = _env(tmp_path, {name: value.format(**places) for name, value in case.env.items()})
+    status, out, err = run_bigtwo(argv, env, closed_stdout=case.closed_stdout)
     shown = f"bigtwo {' '.join(argv)}\nexit {status}\n--- stdout\n{out[-2000:]}\n--- stderr\n{err}"
     assert "Traceback" not in out + err, shown
     assert status == case.status, shown

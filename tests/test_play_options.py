@@ -8,18 +8,22 @@ HTML page ending with the match result; the tournament naming the chart it write
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import shlex
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from bigtwo.client import play_cmd
 from bigtwo.client.cli import build_parser
 from bigtwo.client.cli import main as cli_main
+from bigtwo.client.errors import UsageError
 from bigtwo.client.replay import ReplayWriter, SeatInfo, audit_log, dumps, loads, read_replay
 from bigtwo.client.replay.names import distinct_names, seat_label, seat_labels
 from bigtwo.client.replay.render_html import match_result_text, render_html
-from bigtwo.engine import PRESET_NAMES, Ruleset, preset
+from bigtwo.engine import PRESET_NAMES, Deal, DealCode, Reason, Refusal, Ruleset, deal_from_code, preset
 
 GOLDEN = Path(__file__).parent / "golden"
 CODE = "0000003NQK8N1"
@@ -94,7 +98,7 @@ def test_bad_ruleset_files_are_usage_errors(tmp_path: Path, capsys: pytest.Captu
     assert "flush" in usage_error(capsys, "deal", "--ruleset", str(tmp_path / "bad.toml"))
     assert ".toml or .json" in usage_error(capsys, "play", "--ruleset", str(tmp_path / "rules.yaml"))
     (tmp_path / "ok.json").write_text('{"preset": "web"}', encoding="utf-8")
-    with pytest.raises(SystemExit, match="not both"):
+    with pytest.raises(UsageError, match="not both"):
         play_cmd.ruleset_from_args(parse("play", "--ruleset", str(tmp_path / "ok.json"), "--preset", "classic"))
 
 
@@ -107,9 +111,9 @@ def test_deals_zero_and_bad_seats_are_refused(capsys: pytest.CaptureFixture[str]
     for seat in ("0", "p5", "seat1"):
         assert "seats are p1, p2, p3 and p4" in usage_error(capsys, "play", "--seat", seat)
     assert parse("play", "--seat", "p3").seat == 2 and parse("play", "--seat", "4").seat == 3
-    with pytest.raises(SystemExit, match="this table seats p1-p3"):
+    with pytest.raises(UsageError, match="this table seats p1-p3"):
         play_cmd.setup_from_args(parse("play", "--seat", "p4", "-o", "players=3"))
-    with pytest.raises(SystemExit, match="not both"):
+    with pytest.raises(UsageError, match="not both"):
         play_cmd.ruleset_from_args(parse("play", "--deals", "2", "-o", "match=open"))
     assert "folder" in usage_error(capsys, "play", "--replay-out", "/nonexistent-folder/game.toml")
 
@@ -126,22 +130,22 @@ def test_the_match_length_is_said_in_words() -> None:
 
 
 def test_resume_takes_everything_from_its_file(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit, match="leave out --preset, --bots"):
+    with pytest.raises(UsageError, match="leave out --preset, --bots"):
         play_cmd.setup_from_replay(parse("play", "--resume", "x.toml", "--preset", "web", "--bots", "pro"))
-    with pytest.raises(SystemExit, match="no such file"):
+    with pytest.raises(UsageError, match="no such file"):
         play_cmd.setup_from_replay(parse("play", "--resume", str(tmp_path / "missing.toml")))
     over = tmp_path / "over.toml"
     over.write_text((GOLDEN / "classic-4p.toml").read_text(encoding="utf-8"), encoding="utf-8")
-    with pytest.raises(SystemExit, match="is over; nothing to resume"):
+    with pytest.raises(UsageError, match="is over; nothing to resume"):
         play_cmd.setup_from_replay(parse("play", "--resume", str(over)))
     writer = ReplayWriter(preset("classic"))
     writer.start_deal(CODE)
     writer.play_text(0, "3D")
     edited = tmp_path / "edited.toml"
     edited.write_text(dumps(writer.log()).replace('"p1 3D",', '"p1 3D 3S",'), encoding="utf-8")
-    with pytest.raises(SystemExit, match="does not check out"):
+    with pytest.raises(UsageError, match="does not check out"):
         play_cmd.setup_from_replay(parse("play", "--resume", str(edited)))
-    with pytest.raises(SystemExit, match="p2 is a bot of level 1; bigtwo play knows random, beginner"):
+    with pytest.raises(UsageError, match="p2 is a bot of level 1; bigtwo play knows random, beginner"):
         play_cmd.setup_from_replay(parse("play", "--resume", str(GOLDEN / "web.toml")))
 
 
@@ -177,6 +181,33 @@ def test_names_are_distinct_and_shown_with_one_numbering() -> None:
 def test_play_writes_distinct_names_into_its_file() -> None:
     setup = play_cmd.setup_from_args(parse("play", "--seat", "p2"))
     assert setup.names == ("good bot (p1)", "You", "good bot (p3)", "good bot (p4)") and setup.me == 1
+
+
+def test_refusals_on_screen_name_seats_as_the_screen_does() -> None:
+    """The engine's sentences for a move out of turn or after the deal name the API's 0-based
+    seats; the terminal says them from the reason and the table, as p1..pN with their names."""
+    rules = preset("classic")
+    deal = Deal.start(rules, deal_from_code(DealCode.parse(CODE), rules))
+    other = (deal.to_act + 1) % rules.players
+    with pytest.raises(Refusal) as out_of_turn:
+        deal.do_text(other, "pass")
+    assert f"seat {deal.to_act}" in out_of_turn.value.message  # what the engine (and the service) says
+    stream = io.StringIO()
+    say = play_cmd.Out("never", stream)
+    labels = seat_labels(["good bot", "good bot", "You", "great bot"])
+    screen = play_cmd.Screen(say, labels, me=2)
+    person = play_cmd.Person(2, say, screen=screen, reader=lambda _: "quit")
+    table = SimpleNamespace(to_act=deal.to_act, over=False, winner=None)
+    refusal = SimpleNamespace(reason=out_of_turn.value.reason, message=out_of_turn.value.message)
+    with pytest.raises(play_cmd.QuitGame):
+        person(SimpleNamespace(refusal=refusal, table=table))
+    shown = stream.getvalue()
+    assert f"It is {labels[deal.to_act]}'s turn" in shown and "seat " not in shown, shown
+    over = SimpleNamespace(reason=Reason.GAME_OVER, message="The deal is over: seat 3 went out")
+    done = SimpleNamespace(to_act=0, over=True, winner=3)
+    assert play_cmd.refusal_sentence(over, done, screen.who) == "The deal is over: p4 great bot went out"
+    plain = SimpleNamespace(reason=Reason.DOES_NOT_BEAT, message="Pair 9 does not beat Pair K")
+    assert play_cmd.refusal_sentence(plain, done, screen.who) == "Pair 9 does not beat Pair K"
 
 
 # -- the writer reads a log back --------------------------------------------------------------------
@@ -253,6 +284,27 @@ def test_the_tournament_names_its_chart(tmp_path: Path, capsys: pytest.CaptureFi
     assert cli_main([*argv, "--json"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["deals"] == 1 and f"Chart written to {chart}" in captured.err
+
+
+def test_without_matplotlib_the_tournament_says_how_to_get_its_chart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails, as when not installed
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["tournament", "--deals", "1", "--levels", "random,beginner", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "No chart: matplotlib is not installed" in out and "pip install -e '.[plot]'" in out
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_audit_names_its_json_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "report.json"
+    assert cli_main(["audit", str(GOLDEN / "classic-4p.toml"), "--json", str(report), "--quiet"]) == 0
+    assert f"JSON report written to {report}" in capsys.readouterr().out
+    assert json.loads(report.read_text())["files"] == 1
+    assert cli_main(["audit", str(GOLDEN / "classic-4p.toml"), "--json", "-", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["files"] == 1 and "JSON report written to standard output" in captured.err
 
 
 def test_ruleset_equality_is_what_share_compares() -> None:

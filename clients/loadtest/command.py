@@ -38,14 +38,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from ..arguments import (
+        add_ruleset_arguments,
         non_negative_float,
         non_negative_int,
         non_negative_seconds,
         one_of,
-        output_file,
+        png_file,
         positive_int,
         positive_seconds,
-        preset_name,
         share,
         target,
     )
@@ -102,7 +102,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         default="engine",
         help="legal moves from the local engine or LegalMoves",
     )
-    add("--preset", type=preset_name, default="classic", help="ruleset preset (default classic)")
+    add_ruleset_arguments(parser)
     add("--seed", type=int, default=1, help="seed of the deal codes and move choices")
     add("--call-timeout", type=positive_seconds, default=10.0, help="seconds per call before DEADLINE_EXCEEDED")
     add("--auth-token", default="", help="bearer token, when the service asks for one")
@@ -113,7 +113,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="with --spawn >= 2: SIGKILL one replica after S seconds",
     )
     add("--json", action="store_true", help="print the report as one JSON object")
-    add("--plot", type=output_file, default="", help="write a PNG latency plot here")
+    add("--plot", type=png_file, default="", help="write a PNG latency plot here (needs matplotlib, the 'plot' extra)")
     add("--no-progress", action="store_true", help="no live progress line")
     parser.set_defaults(func=loadtest_main)
     return parser
@@ -125,6 +125,7 @@ def loadtest_main(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
+    from ..arguments import ruleset_from_args
     from ..client import check_reachable
     from ..errors import UsageError
     from .generator import LoadConfig
@@ -142,6 +143,12 @@ def loadtest_main(args: argparse.Namespace) -> int:
         raise UsageError("--kill-after needs --spawn 2 or more.")
     if not (args.games or args.moves or args.duration):
         raise UsageError("bound the run with --games, --moves or --duration.")
+    rules = ruleset_from_args(args)
+    # The API's Ruleset.options: every option that differs from the preset, as text.
+    options = {
+        key: ",".join(str(item) for item in value) if isinstance(value, (list, tuple)) else str(value)
+        for key, value in rules.overrides().items()
+    }
     for given in targets:  # a dead target calls the run off at once, instead of every game failing
         check_reachable(given, timeout=args.timeout)
 
@@ -158,7 +165,8 @@ def loadtest_main(args: argparse.Namespace) -> int:
             refused_share=args.refused_share,
             malformed_share=args.malformed_share,
             channels=max(1, args.channels),
-            preset=args.preset,
+            preset=rules.preset,
+            options=options,
             seed=args.seed,
             source=args.source,
             verify=verify,
@@ -212,6 +220,8 @@ def loadtest_main(args: argparse.Namespace) -> int:
             from rich.console import Console
 
             Console().print(table(data))
+        if args.plot:  # every file written is named; on stderr with --json (stdout is one JSON object)
+            print(f"Plot written to {Path(args.plot).resolve()}", file=sys.stderr if args.json else sys.stdout)
         return 1 if data["errors"] else 0
     finally:
         if replicas:

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import grpc
-from bigtwo.engine import Deal, DealCode, Refusal, Ruleset, deal_from_code, mask_text, preset
+from bigtwo.engine import Deal, DealCode, Refusal, Ruleset, deal_from_code, mask_text
 from bigtwo.engine.generate import CARD_MASK
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import service_pb2_grpc as rpc
@@ -67,6 +67,8 @@ class LoadConfig:
     channels: int = 2
     """Connections per target."""
     preset: str = "classic"
+    options: dict[str, str] = field(default_factory=dict)
+    """Rule options over the preset, as the API's ``Ruleset.options`` (``--ruleset``, ``-o``)."""
     seed: int = 1
     source: str = "engine"
     verify: bool = True
@@ -281,8 +283,8 @@ class Generator:
         self.cfg = cfg
         self.on_tick = on_tick
         self.result = result
-        self.rules: Ruleset = preset(cfg.preset)
-        self.ruleset_pb = pb.Ruleset(preset=cfg.preset)
+        self.rules: Ruleset = Ruleset.from_mapping({**cfg.options, "preset": cfg.preset})
+        self.ruleset_pb = pb.Ruleset(preset=cfg.preset, options=cfg.options)
         self.pool = Pool(cfg.targets, cfg.channels)
         self.pacer = Pacer(cfg.rate)
         self.metadata: tuple[tuple[str, str], ...] = (

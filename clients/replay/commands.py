@@ -252,6 +252,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         text = json.dumps(report, indent=2, sort_keys=True) + "\n"
         if args.json == "-":
             sys.stdout.write(text)
+            out.print("JSON report written to standard output", highlight=False)
         else:
             Path(args.json).write_text(text, encoding="utf-8")
+            out.print(f"JSON report written to {Path(args.json).resolve()}", highlight=False, soft_wrap=True)
     return 1 if report["failed"] else 0
