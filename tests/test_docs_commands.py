@@ -221,13 +221,24 @@ def remap(text: str, mapping: dict[int, int]) -> str:
     return pattern.sub(lambda match: str(mapping[int(match[1])]), text)
 
 
+def top_level_entries() -> list[Path]:
+    """What a fresh clone has at its root: the top-level entries git tracks (every entry but .git
+    outside a git checkout), so that a block cannot lean on a file left lying in the working tree."""
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True, timeout=30
+        ).stdout.decode()
+    except (OSError, subprocess.SubprocessError):
+        return [entry for entry in ROOT.iterdir() if entry.name not in (".git", ".venv")]
+    names = {path.split("/", 1)[0] for path in listed.split("\0") if path}
+    return [ROOT / name for name in sorted(names) if (ROOT / name).exists()]
+
+
 def clone_root(folder: Path) -> Path:
     """A folder standing for the clone's root: the repository's top-level entries linked in, and
     ``.venv`` pointing at the environment running the tests."""
     folder.mkdir()
-    for entry in ROOT.iterdir():
-        if entry.name in (".git", ".venv") or entry.name.endswith("_cache"):
-            continue
+    for entry in top_level_entries():
         (folder / entry.name).symlink_to(entry)
     (folder / ".venv").symlink_to(Path(sys.prefix))
     return folder
