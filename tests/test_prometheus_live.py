@@ -29,7 +29,7 @@ RATE_INTERVAL = "15s"
 """``$__rate_interval`` for the dashboard's queries: Grafana's is at least four scrape intervals."""
 
 
-def eventually(what: str, check: Callable[[], Any], seconds: float = 20) -> Any:
+def eventually(what: str, check: Callable[[], Any], seconds: float = 30) -> Any:
     """``check()``'s first truthy result, asked every 0.2 s for at most ``seconds``."""
     deadline = time.monotonic() + seconds
     while True:
@@ -68,7 +68,7 @@ def test_dashboard_reads_data_and_a_lost_replica_pages(stack: tuple[Prometheus, 
     prometheus, aio, sync = stack
     aio_instance = f"127.0.0.1:{aio.metrics_port}"
     eventually("both replicas scraped", lambda: len(prometheus.query('up{job="bigtwo"} == 1')) == 2)
-    load = Load([aio.target, sync.target, aio.target], seconds=30)
+    load = Load([aio.target, sync.target, aio.target], seconds=60)
     try:
         eventually(
             "moves counted on both replicas",
