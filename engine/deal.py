@@ -510,8 +510,9 @@ class Deal:
         elif isinstance(event, DragonRevealed):
             pass
         elif isinstance(event, DealEnded):
-            self.winner = event.winner
-            self.scores = event.scores
+            settlement = event.settlement
+            self.winner = settlement.winner
+            self.scores = settlement.scores
         else:  # pragma: no cover - the Event union is closed
             raise EventLogError(f"unknown event {event!r}")
         self._events.append(event)

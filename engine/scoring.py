@@ -9,7 +9,7 @@ the winner scores their sum (highest total wins).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .cards import TWOS_MASK
 from .rules import Penalty, Ruleset, Settlement, Switch
@@ -50,10 +50,11 @@ class SeatSettlement:
 class DealSettlement:
     winner: int
     seats: tuple[SeatSettlement, ...]
+    scores: tuple[int, ...] = field(init=False, compare=False)
+    """Each seat's score, in seat order: made once, since every deal's end folds it in."""
 
-    @property
-    def scores(self) -> tuple[int, ...]:
-        return tuple(line.score for line in self.seats)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scores", tuple([line.score for line in self.seats]))
 
     @property
     def winner_total(self) -> int:
