@@ -336,34 +336,42 @@ def service(folder: Path, env: dict[str, str]) -> Iterator[None]:
         log.close()
 
 
-def run_block(block: Block, tmp: Path) -> tuple[subprocess.CompletedProcess[str] | None, str, bool]:
-    """(the finished block or None on a timeout, its script, whether it stopped what it started)."""
+def run_block(
+    block: Block, tmp: Path, stragglers: float = STRAGGLER_SECONDS
+) -> tuple[subprocess.CompletedProcess[str], bool, str, bool]:
+    """(the finished block, whether it ran out of time, its script, whether it stopped what it started)."""
     mapping = port_map()
     script = remap(block.script(), mapping)
     folder = clone_root(tmp / "clone")
     env = block_env(tmp, mapping)
-    with service(folder, env) if block.verdict == RUN_WITH_SERVER else _nothing():
+    out_path, err_path = tmp / "block.out", tmp / "block.err"
+    # Files, not pipes: a server the block leaves running would hold a pipe open past the block's end.
+    with (
+        service(folder, env) if block.verdict == RUN_WITH_SERVER else _nothing(),
+        out_path.open("w") as out,
+        err_path.open("w") as err,
+    ):
         process = subprocess.Popen(
             ["bash", "-euo", "pipefail", "-c", script],
             cwd=folder,
             env=env,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+            stdout=out,
+            stderr=err,
             start_new_session=True,
         )
         try:
-            out, err = process.communicate(timeout=BLOCK_SECONDS)
-            finished: subprocess.CompletedProcess[str] | None = subprocess.CompletedProcess(
-                process.args, process.returncode, out, err
-            )
+            process.wait(timeout=BLOCK_SECONDS)
+            timed_out = False
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            finished = None
-        tidy = end_group(process.pid, STRAGGLER_SECONDS)
-    return finished, script, tidy
+            process.wait()
+            timed_out = True
+        tidy = end_group(process.pid, stragglers)
+    finished = subprocess.CompletedProcess(
+        process.args, process.returncode, out_path.read_text(errors="replace"), err_path.read_text(errors="replace")
+    )
+    return finished, timed_out, script, tidy
 
 
 @contextmanager
@@ -416,12 +424,28 @@ def test_run_blocks_use_only_the_documented_ports() -> None:
         assert ports <= set(GRPC_PORTS + METRICS_PORTS), f"{block.where}: fixed ports {ports}"
 
 
+def test_a_block_fails_on_any_failing_step_and_on_what_it_leaves_running(tmp_path: Path) -> None:
+    def run(text: str, folder: str) -> tuple[int, bool]:
+        (tmp_path / folder).mkdir()
+        block = Block("probe.md", 1, "sh", text, RUN, "")
+        finished, timed_out, _, tidy = run_block(block, tmp_path / folder, stragglers=0.5)
+        assert not timed_out
+        return finished.returncode, tidy
+
+    assert run("false\ntrue\n", "a") == (1, True)
+    assert run("false | true\n", "b") == (1, True)
+    assert run("echo $UNSET_VARIABLE\n", "c")[0] != 0
+    assert run("sleep 60 &\n", "d") == (0, False)
+    assert run("sleep 60 &\nkill %1 && wait\n", "e") == (0, True)
+    assert run('test "$HOME" != ~root && test -x .venv/bin/bigtwo && test -d tests/vectors\n', "f") == (0, True)
+
+
 @pytest.mark.parametrize("block", runnable_blocks(), ids=lambda block: block.where)
 def test_block_runs_as_written(block: Block, tmp_path: Path) -> None:
-    finished, script, tidy = run_block(block, tmp_path)
+    finished, timed_out, script, tidy = run_block(block, tmp_path)
     shown = f"{block.where} ({block.verdict}), run as:\n{script}"
-    assert finished is not None, f"{shown}\ndid not finish within {BLOCK_SECONDS:.0f} s"
     output = f"--- stdout\n{finished.stdout[-4000:]}\n--- stderr\n{finished.stderr[-4000:]}"
+    assert not timed_out, f"{shown}\ndid not finish within {BLOCK_SECONDS:.0f} s\n{output}"
     assert finished.returncode == 0, f"{shown}\nexit status {finished.returncode}\n{output}"
     assert "Traceback (most recent call last)" not in finished.stderr + finished.stdout, f"{shown}\n{output}"
     assert tidy, f"{shown}\nleft processes running: a block stops the servers it starts\n{output}"
