@@ -460,11 +460,22 @@ def test_the_docs_state_the_resources_the_manifests_set() -> None:
     assert {"README.md", "DEPLOY.md"} <= seen["base"] and {"README.md", "DEPLOY.md"} <= seen["overlay"], seen
 
 
-def test_the_docs_state_the_replica_counts_the_manifests_set() -> None:
+def test_the_deploy_page_states_the_numbers_the_manifests_set() -> None:
+    """Replicas, autoscaling bounds, the shutdown's three numbers, concurrency and scrape interval."""
     text = " ".join(DEPLOY_DOC.read_text().split())
     base = by_kind("HorizontalPodAutoscaler")["spec"]
     overlay = strategic_merge(base, load_docs(OVERLAY / "hpa.yaml")[0]["spec"])
-    assert f"{by_kind('Deployment')['spec']['replicas']} replicas" in text
+    deployment = by_kind("Deployment")
+    main = container(deployment)
+    assert f"{deployment['spec']['replicas']} replicas" in text
+    assert f"`preStop` sleep {main['lifecycle']['preStop']['exec']['command'][1]} s" in text
+    assert f"`BIGTWO_GRACE={env_of(deployment)['BIGTWO_GRACE']}` s" in text
+    assert (
+        f"`terminationGracePeriodSeconds: {deployment['spec']['template']['spec']['terminationGracePeriodSeconds']}`"
+        in text
+    )
+    interval = by_kind("ServiceMonitor")["spec"]["endpoints"][0]["interval"]
+    assert f"every {interval.removesuffix('s')} s" in text
     assert f"{base['minReplicas']}–{base['maxReplicas']} pods" in text
     assert f"{overlay['minReplicas']}–{overlay['maxReplicas']} replicas" in text
     assert f"{env_of(overlay_deployment())['BIGTWO_MAX_CONCURRENT_RPCS']} concurrent calls" in text
