@@ -440,6 +440,7 @@ def test_a_block_fails_on_any_failing_step_and_on_what_it_leaves_running(tmp_pat
     assert run('test "$HOME" != ~root && test -x .venv/bin/bigtwo && test -d tests/vectors\n', "f") == (0, True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", runnable_blocks(), ids=lambda block: block.where)
 def test_block_runs_as_written(block: Block, tmp_path: Path) -> None:
     finished, timed_out, script, tidy = run_block(block, tmp_path)
