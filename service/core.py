@@ -145,7 +145,8 @@ class Game:
             previous,
             self.last_move,
             self.viewer if viewer is None else viewer,
-            history=self.public_history(),
+            None,
+            self.public_history(),
         )
 
     def public_history(self) -> History:
@@ -157,16 +158,16 @@ class Game:
         if history is None:
             started = events[0]
             assert isinstance(started, DealStarted)  # a deal without a token holds its whole history
-            history = History(started.leader, started.opening_card)
+            history = self.history = History(started.leader, started.opening_card)
         if len(events) > self.encoded:
-            added = b"".join(
-                move_bytes(event.seat, event.mask) if isinstance(event, CardsPlayed) else move_bytes(event.seat, 0)
-                for event in events[self.encoded :]
-                if isinstance(event, CardsPlayed) or (isinstance(event, Passed) and not event.automatic)
-            )
-            history = history._replace(moves=history.moves + added)
+            moves = history.moves
+            for event in events[self.encoded :]:  # a move's events: one to a few (a whole log's once)
+                if isinstance(event, CardsPlayed):
+                    moves += move_bytes(event.seat, event.mask)
+                elif isinstance(event, Passed) and not event.automatic:
+                    moves += move_bytes(event.seat, 0)
+            history = self.history = History(history.leader, history.opening_card, moves)
             self.encoded = len(events)
-        self.history = history
         return history
 
     def events_so_far(self) -> tuple[Event, ...]:

@@ -149,9 +149,6 @@ class History(NamedTuple):
     opening_card: int
     moves: bytes = b""
 
-    def pack(self) -> bytes:
-        return _OPENING.pack(self.leader, self.opening_card) + self.moves
-
     @classmethod
     def unpack(cls, data: bytes) -> History:
         """A packed history, its bound checked. Its moves are read only when the events are
@@ -370,6 +367,8 @@ _IDENTITY = struct.Struct("<BQbbb")
 """Explicit or not, the deal code's seed or the hands' digest, the face-up card and its seat, the viewer."""
 _MOVE = struct.Struct("<BQB")
 _LENGTH = struct.Struct("<H")
+_HISTORY = struct.Struct("<HBb")
+"""The history's length, then its opening (:class:`History`)."""
 
 
 class IssuedTokens:
@@ -434,12 +433,12 @@ class TokenCodec:
         history = snap.history
         if history is None:
             raise ValueError("a token carries the deal's history")
-        packed_history = history.pack()
-        parts += (_LENGTH.pack(len(packed_history)), packed_history)
+        moves = history.moves
+        parts += (_HISTORY.pack(_OPENING.size + len(moves), history.leader, history.opening_card), moves)
         token = self.keys.seal(b"".join(parts))
         if self.issued is not None:
             # As decode would read it back: with the state packed as the token holds it.
-            self.issued.add(token, snap._replace(packed=PackedState(state, players)))
+            self.issued.add(token, Snapshot(*snap[:8], PackedState(state, players), history))
         return token
 
     def decode(self, token: bytes, path: str = "game.state_token") -> Snapshot:
