@@ -530,7 +530,8 @@ class DealWriter:
                 table.mask, table.kind, table.key
             )
         moves_made = deal.moves_made
-        out = b"".join(
+        over = deal.winner >= 0
+        return b"".join(
             (
                 self.head,
                 _MOVES_MADE[moves_made]
@@ -543,12 +544,11 @@ class DealWriter:
                 self._after_play,
                 _PASSED_SEATS[deal.passed],
                 _OPENING_CARD[deal.opening_card],
+                pb.TableState(over=True, winner=deal.winner, scores=deal.scores).SerializeToString() if over else b"",
+                self.tail,
+                pb.TableState(deal_code=self.deal_code).SerializeToString() if over else b"",
             )
         )
-        if deal.winner < 0:
-            return out + self.tail
-        ending = pb.TableState(over=True, winner=deal.winner, scores=deal.scores).SerializeToString()
-        return out + ending + self.tail + pb.TableState(deal_code=self.deal_code).SerializeToString()
 
 
 def table_bytes(deal: Deal, deal_id: str, parts: RulesetParts | None = None, *, deal_code: str = "") -> bytes:
