@@ -1,8 +1,12 @@
-"""Clients for the Big Two service: the typed gRPC client (:mod:`bigtwo.client.client`), the table
-helper (:mod:`bigtwo.client.table`), replay files and the ``bigtwo`` command line.
+"""Clients for the Big Two service: the typed gRPC client (:mod:`bigtwo.client.client` gathers its
+modules: ``results``, ``client_errors``, ``codec``, ``calls``, ``transport``, ``connect``,
+``sync_client``, ``aio_client``), the table helper (:mod:`bigtwo.client.table`), replay files and
+the ``bigtwo`` command line.
 
 ``from bigtwo.client import BigTwoClient`` works; the client's modules (and gRPC) are imported only
-when first used, so ``bigtwo`` commands that need no gRPC start fast.
+when first used, so ``bigtwo`` commands that need no gRPC start fast. They are imported through
+:mod:`bigtwo.client.client`, the one name :mod:`bigtwo.client.errors` looks the client's exceptions
+up by.
 """
 
 from __future__ import annotations
@@ -24,11 +28,22 @@ _CLIENT_NAMES = frozenset(
         "BigTwoUnavailable",
         "BotChoice",
         "Dealt",
+        "FieldViolation",
         "GameRef",
+        "Hint",
+        "LegalMoves",
+        "MatchStanding",
         "MoveResult",
         "NamedPlay",
+        "Outcome",
         "PlayStream",
+        "PresetInfo",
+        "Readout",
+        "RefusalInfo",
+        "Replayed",
         "RetryPolicy",
+        "RulesetInfo",
+        "SeatHand",
         "Security",
         "TableView",
     }
