@@ -3,10 +3,11 @@
 :data:`RPCS` lists every RPC the client speaks (name, request and response types, whether it may
 be sent again). Each unary method of the clients is one builder here: it takes the method's public
 arguments and returns a :class:`Call` (the RPC, its request, the converter of its answer and, for a
-call on a game sent with its token, the same request with the whole log). Both clients are made
-from :data:`UNARY_METHODS` (:func:`bigtwo.client.sync_client.unary`,
+call on a game sent with its token, the same request with the whole log). Each client turns every
+builder of :data:`UNARY_METHODS` into a method (:func:`bigtwo.client.sync_client.unary`,
 :func:`bigtwo.client.aio_client.unary`), so a method, its signature and its docstring are written
-once and the sync and asyncio clients cannot drift apart; they differ only in how they transport.
+once and the sync and asyncio clients cannot drift apart; they differ only in how they transport
+(tests/test_client_api.py holds them to that).
 
 Every unary RPC is a pure function of its request and a move carries its index, so all of them are
 ``idempotent``: sending one again after ``UNAVAILABLE`` can never apply a move twice. The stream

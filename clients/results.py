@@ -50,6 +50,8 @@ class RefusalInfo:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
+    """A move judged: accepted (a pass, or the play it made) or refused, with why."""
+
     accepted: bool
     is_pass: bool = False
     play: NamedPlay | None = None
@@ -118,6 +120,9 @@ class GameRef:
 
 @dataclass(frozen=True, slots=True)
 class Dealt:
+    """A new deal: the game to go on with, its code (when the answer may show it), the table,
+    the events so far and, for one seat, its view."""
+
     game: GameRef
     deal_code: str
     table: TableView
@@ -147,6 +152,8 @@ class MoveResult:
 
 @dataclass(frozen=True, slots=True)
 class LegalMoves:
+    """Every play the seat to act may make, and whether it may pass."""
+
     seat: int
     plays: tuple[NamedPlay, ...]
     can_pass: bool
@@ -154,6 +161,8 @@ class LegalMoves:
 
 @dataclass(frozen=True, slots=True)
 class Hint:
+    """The next play of the hint cycle (None: nothing beats the table) and the cycle's length."""
+
     play: NamedPlay | None
     cycle_length: int
 
@@ -181,6 +190,8 @@ class BotChoice:
 
 @dataclass(frozen=True, slots=True)
 class RulesetInfo:
+    """A ruleset as the service reads it: its overrides of the preset, fingerprint, rules in words."""
+
     ruleset: Ruleset
     overrides: dict[str, str]
     fingerprint: str
@@ -189,6 +200,8 @@ class RulesetInfo:
 
 @dataclass(frozen=True, slots=True)
 class PresetInfo:
+    """One preset of the service: its name, a one-line summary, its rules and fingerprint."""
+
     name: str
     summary: str
     ruleset: Ruleset
@@ -198,6 +211,9 @@ class PresetInfo:
 
 @dataclass(frozen=True, slots=True)
 class MatchStanding:
+    """A match after its deals: totals, deals won, whether it is over (and who won) and the next
+    deal's context (deal number, previous winner, empty seats)."""
+
     totals: tuple[int, ...]
     deals_won: tuple[int, ...]
     over: bool
@@ -207,6 +223,9 @@ class MatchStanding:
 
 @dataclass(frozen=True, slots=True)
 class Replayed:
+    """A log replayed: how many moves were applied, the first refused one (if any) and why, the
+    events, the table and the game up to the refusal with a fresh token."""
+
     moves_applied: int
     refused: bool
     refused_at: int

@@ -172,3 +172,52 @@ def test_a_token_refused_as_foreign_is_sent_again_with_the_log_by_both_clients()
     for sent in (sync_sent[:2], asyncio.run(aio())):
         assert [r.game.WhichOneof("game") for r in sent] == ["state_token", "log"]
         assert sent[1].game.log.deal_code == CODE and list(sent[1].game.log.moves) == ["3D"]
+
+
+def test_the_one_retry_mechanism_sends_again_only_what_it_is_told_and_while_attempts_are_left() -> None:
+    """Unary calls and streams share :func:`retrying` (sync) and :func:`retrying_async`."""
+    import random
+
+    from bigtwo.client.client_errors import BigTwoUnavailable, unavailable
+    from bigtwo.client.transport import retrying, retrying_async
+
+    policy = RetryPolicy(attempts=3, initial_backoff=0.0001, max_backoff=0.0002)
+
+    def failing(errors: list[Exception]) -> Any:
+        tried: list[int] = []
+
+        def attempt(number: int) -> int:
+            tried.append(number)
+            if errors:
+                raise errors.pop(0)
+            return number
+
+        return attempt, tried
+
+    def gone() -> BigTwoUnavailable:
+        return unavailable("nothing is listening there", "CONNECTION_REFUSED", "127.0.0.1:1")
+
+    def broken(error: Any) -> bool:
+        return isinstance(error, BigTwoUnavailable)
+
+    attempt, tried = failing([gone(), gone()])
+    assert retrying(policy, random.Random(1), attempt, broken) == 2 and tried == [0, 1, 2]
+    attempt, tried = failing([gone(), gone(), gone()])
+    with pytest.raises(BigTwoUnavailable):
+        retrying(policy, random.Random(1), attempt, broken)
+    assert tried == [0, 1, 2], "three attempts in all, then the last error"
+    attempt, tried = failing([BigTwoInvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, "bad")])
+    with pytest.raises(BigTwoInvalidArgument):
+        retrying(policy, random.Random(1), attempt, broken)
+    assert tried == [0], "an answer is not sent again"
+
+    async def aio() -> tuple[int, list[int]]:
+        attempt, tried = failing([gone()])
+
+        async def async_attempt(number: int) -> int:
+            return attempt(number)  # type: ignore[no-any-return]
+
+        return await retrying_async(policy, random.Random(1), async_attempt, broken), tried
+
+    assert asyncio.run(aio()) == (1, [0, 1])
+    assert all(0.00005 <= policy.delay(n, random.Random(n)) <= 0.0002 for n in range(5)), "jitter within bounds"
