@@ -10,7 +10,8 @@ so that no command hides in an unlabelled block. The HTML comment right above a 
     run as written;
 ``<!-- doc-test: run with-server -->``
     run with the service already on 127.0.0.1:50051 (``bigtwo serve``, what ``make run`` leaves
-    running in another terminal), as the text around such a block says;
+    running in another terminal), as the text around such a block says; like ``make run``, one
+    service serves every such block;
 ``<!-- doc-test: skip: REASON -->``
     not run, for the reason given (needs Docker, a cluster or npm, installs software, runs for
     minutes).
@@ -209,10 +210,21 @@ def free_run(count: int) -> int:
     raise RuntimeError(f"no {count} consecutive free ports")
 
 
-def port_map() -> dict[int, int]:
+@dataclass(frozen=True)
+class Service:
+    """The running service a with-server block talks to (its gRPC and metrics ports)."""
+
+    port: int
+    metrics_port: int
+
+
+def port_map(service: Service | None = None) -> dict[int, int]:
+    """Free ports for the documented ones; 50051 and 9464 are the given service's, if any."""
     grpc_first, metrics_first = free_run(len(GRPC_PORTS)), free_run(len(METRICS_PORTS))
     mapping = {port: grpc_first + k for k, port in enumerate(GRPC_PORTS)}
     mapping.update({port: metrics_first + k for k, port in enumerate(METRICS_PORTS)})
+    if service is not None:
+        mapping.update({GRPC_PORTS[0]: service.port, METRICS_PORTS[0]: service.metrics_port})
     return mapping
 
 
@@ -293,7 +305,7 @@ def end_group(pgid: int, seconds: float) -> bool:
 
 
 @contextmanager
-def service(folder: Path, env: dict[str, str]) -> Iterator[None]:
+def serving(folder: Path, env: dict[str, str]) -> Iterator[None]:
     """``bigtwo serve`` as the docs start it (its defaults moved by the environment), until ready."""
     log = (folder.parent / "service.log").open("w")
     process = subprocess.Popen(
@@ -337,20 +349,19 @@ def service(folder: Path, env: dict[str, str]) -> Iterator[None]:
 
 
 def run_block(
-    block: Block, tmp: Path, stragglers: float = STRAGGLER_SECONDS
+    block: Block, tmp: Path, service: Service | None = None, stragglers: float = STRAGGLER_SECONDS
 ) -> tuple[subprocess.CompletedProcess[str], bool, str, bool]:
-    """(the finished block, whether it ran out of time, its script, whether it stopped what it started)."""
-    mapping = port_map()
+    """(the finished block, whether it ran out of time, its script, whether it stopped what it started).
+
+    A with-server block needs ``service``."""
+    assert (block.verdict == RUN_WITH_SERVER) == (service is not None)
+    mapping = port_map(service)
     script = remap(block.script(), mapping)
     folder = clone_root(tmp / "clone")
     env = block_env(tmp, mapping)
     out_path, err_path = tmp / "block.out", tmp / "block.err"
     # Files, not pipes: a server the block leaves running would hold a pipe open past the block's end.
-    with (
-        service(folder, env) if block.verdict == RUN_WITH_SERVER else _nothing(),
-        out_path.open("w") as out,
-        err_path.open("w") as err,
-    ):
+    with out_path.open("w") as out, err_path.open("w") as err:
         process = subprocess.Popen(
             ["bash", "-euo", "pipefail", "-c", script],
             cwd=folder,
@@ -372,11 +383,6 @@ def run_block(
         process.args, process.returncode, out_path.read_text(errors="replace"), err_path.read_text(errors="replace")
     )
     return finished, timed_out, script, tidy
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
 
 
 # -- the tests ----------------------------------------------------------------------------------------
@@ -440,10 +446,22 @@ def test_a_block_fails_on_any_failing_step_and_on_what_it_leaves_running(tmp_pat
     assert run('test "$HOME" != ~root && test -x .venv/bin/bigtwo && test -d tests/vectors\n', "f") == (0, True)
 
 
+@pytest.fixture(scope="module")
+def shared_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """One service for every with-server block, as one ``make run`` serves every command a reader
+    types (the service keeps no state between calls), started by the first block that needs it."""
+    tmp = tmp_path_factory.mktemp("doc-service")
+    mapping = port_map()
+    env = block_env(tmp, mapping)
+    with serving(clone_root(tmp / "clone"), env):
+        yield Service(mapping[GRPC_PORTS[0]], mapping[METRICS_PORTS[0]])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("block", runnable_blocks(), ids=lambda block: block.where)
-def test_block_runs_as_written(block: Block, tmp_path: Path) -> None:
-    finished, timed_out, script, tidy = run_block(block, tmp_path)
+def test_block_runs_as_written(block: Block, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    service = request.getfixturevalue("shared_service") if block.verdict == RUN_WITH_SERVER else None
+    finished, timed_out, script, tidy = run_block(block, tmp_path, service)
     shown = f"{block.where} ({block.verdict}), run as:\n{script}"
     output = f"--- stdout\n{finished.stdout[-4000:]}\n--- stderr\n{finished.stderr[-4000:]}"
     assert not timed_out, f"{shown}\ndid not finish within {BLOCK_SECONDS:.0f} s\n{output}"
