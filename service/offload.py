@@ -178,14 +178,30 @@ def cap_search(request: Any, seconds_left: float) -> None:
 _CORE: Any = None
 
 
-def _start_worker(keys: list[bytes]) -> None:
-    """A worker process's start: its own core, with the server's token keys. Ctrl-C reaches the
-    whole process group; the server stops its workers itself, after draining the calls."""
+PARENT_CHECK_SECONDS = 1.0
+"""How often a worker looks whether its server still lives: a server killed outright (SIGKILL, the
+out-of-memory killer) cannot stop its workers, and an orphaned worker would hold its memory
+forever. A look is one system call."""
+
+
+def _start_worker(keys: list[bytes], server_pid: int) -> None:
+    """A worker process's start: its own core, with the server's token keys, and a watch that ends
+    the worker once its server is gone. Ctrl-C reaches the whole process group; the server stops
+    its workers itself, after draining the calls."""
     global _CORE
     from .tokens import KeyRing, TokenCodec
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with_server, args=(server_pid,), name="bigtwo-server-watch", daemon=True).start()
     _CORE = Core(TokenCodec(KeyRing(keys)))
+
+
+def _exit_with_server(server_pid: int) -> None:
+    """Ends this worker when its parent is no longer the server (re-parented after the server
+    died), including when the server died before the worker started."""
+    while os.getppid() == server_pid:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os._exit(0)
 
 
 def _run_in_worker(attr: str, request: Any, request_id: str, deadline: float | None) -> Done:
@@ -240,7 +256,7 @@ class Offload:
                 max_workers=workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_start_worker,
-                initargs=(keys,),
+                initargs=(keys, os.getpid()),
             )
 
         return cls(new_executor, _run_in_worker, (), kind="process", workers=workers, waiting=waiting)

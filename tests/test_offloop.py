@@ -410,3 +410,51 @@ def test_done_carries_only_plain_data() -> None:
     import pickle
 
     assert pickle.loads(pickle.dumps(done)) == done
+
+
+# -- a server killed outright leaves no worker behind -------------------------------------------------
+
+
+def children_of(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (from /proc: the suite runs on Linux)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # The command name (field 2) may hold spaces; the parent pid is the 2nd field after it.
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.add(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+def test_a_server_killed_outright_leaves_no_worker_running(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, "--heavy-workers", "2", "--no-call-log", metrics=False)
+    try:
+        with grpc.insecure_channel(server.target) as channel:
+            stub = rpc.BigTwoServiceStub(channel)  # type: ignore[no-untyped-call]
+            assert stub.SplitHand(api.SplitHandRequest(ruleset=CLASSIC, hand="3D 3S 4H"), timeout=120).plays
+        workers = children_of(server.process.pid)
+        assert workers, "the heavy call ran in a worker process of the server"
+        server.process.kill()
+        server.process.wait()
+        # Bounded wait for liveness, not a timing figure: the watch looks once a second.
+        for _ in range(600):
+            if not any(alive(pid) for pid in workers):
+                break
+            time.sleep(0.1)
+        assert not any(alive(pid) for pid in workers), "workers outlived their killed server"
+    finally:
+        server.stop()
