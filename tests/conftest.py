@@ -5,13 +5,15 @@ development signing key, matplotlib's font cache, Chromium's profile, anything u
 or ``~/.config``) and not the repository (Hypothesis' example database, pytest's cache, which
 ``-p no:cacheprovider`` in pyproject.toml turns off). So before anything runs, the session's
 environment points every home-like variable at one temporary folder, removed at the end; servers
-and commands the tests start in subprocesses inherit it. tests/test_isolation.py checks it.
+and commands the tests start in subprocesses inherit it. tests/test_isolation.py checks it, and
+that those processes can be interrupted.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -39,6 +41,12 @@ ISOLATED: dict[str, str] = {
 _SAVED = {name: os.environ.get(name) for name in ISOLATED}
 _HOME.mkdir()
 os.environ.update(ISOLATED)
+
+# A suite started in the background by a non-interactive shell (``make test &``, some CI runners)
+# begins with SIGINT ignored, and every process it starts inherits that: the terminal tests' Ctrl-C
+# would then do nothing and wait out their timeout. Python's own handler is the usual start.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Failing examples are not kept between runs: a database would be a folder of the repository
 # (or, moved, of the temporary home, which goes at the end anyway). Failures print their example.

@@ -297,12 +297,48 @@ def run_bigtwo(argv: list[str], env: dict[str, str], *, closed_stdout: bool = Fa
     return done.returncode, "", done.stderr
 
 
+ROWS_AT_ONCE = 3
+"""Rows run this many at a time: each is a subprocess that mostly waits (for its interpreter to
+start, or for a server that never answers), and no row depends on another."""
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What a row's command did."""
+
+    argv: list[str]
+    status: int
+    out: str
+    err: str
+
+
+@pytest.fixture(scope="module")
+def ran(
+    request: pytest.FixtureRequest, places: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Ran]:
+    """Every row this session selected, run :data:`ROWS_AT_ONCE` at a time, each in a home
+    folder of its own; the tests below judge one row each."""
+    wanted = {
+        item.callspec.params["case"].name
+        for item in request.session.items
+        if getattr(item, "originalname", "") == "test_a_mistake_ends_in_a_sentence" and hasattr(item, "callspec")
+    }
+    homes = {case.name: tmp_path_factory.mktemp(f"row-{case.name}") for case in ROWS if case.name in wanted}
+
+    def run(case: Row) -> Ran:
+        argv = [word.format(**places) for word in case.argv]
+        env = _env(homes[case.name], {name: value.format(**places) for name, value in case.env.items()})
+        return Ran(argv, *run_bigtwo(argv, env, closed_stdout=case.closed_stdout))
+
+    chosen = [case for case in ROWS if case.name in homes]
+    with futures.ThreadPoolExecutor(max_workers=ROWS_AT_ONCE) as pool:
+        return dict(zip([case.name for case in chosen], pool.map(run, chosen), strict=True))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ROWS, ids=[r.name for r in ROWS])
-def test_a_mistake_ends_in_a_sentence(case: Row, places: dict[str, str], tmp_path: Path) -> None:
-    argv = [word.format(**places) for word in case.argv]
-    env = _env(tmp_path, {name: value.format(**places) for name, value in case.env.items()})
-    status, out, err = run_bigtwo(argv, env, closed_stdout=case.closed_stdout)
+def test_a_mistake_ends_in_a_sentence(case: Row, places: dict[str, str], ran: dict[str, Ran]) -> None:
+    argv, status, out, err = ran[case.name].argv, ran[case.name].status, ran[case.name].out, ran[case.name].err
     shown = f"bigtwo {' '.join(argv)}\nexit {status}\n--- stdout\n{out[-2000:]}\n--- stderr\n{err}"
     assert "Traceback" not in out + err, shown
     assert status == case.status, shown

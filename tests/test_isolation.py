@@ -100,3 +100,10 @@ def test_a_server_and_a_command_write_only_to_the_temporary_home(real_home: Path
     if before_repository is not None:
         after = _repository_status()
         assert after is not None and not after - before_repository, sorted(after or set())
+
+
+def test_the_processes_a_test_starts_can_be_interrupted() -> None:
+    """Ctrl-C reaches them (the terminal tests send it), however the suite itself was started."""
+    code = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "True"

@@ -5,7 +5,7 @@ because a client chooses the keys: each ruleset it sends, and a straights ladder
 makes as many distinct rulesets as it likes, is another entry for a cache keyed by rules. This test
 is such a client. It knows only the proto: it asks the service which presets and option values
 exist (``ListPresets``, and the valid values ``DescribeRuleset`` names when refusing one), then sends
-20,000 requests with random rulesets (a random preset with random valid overrides, explicit ladders
+12,000 requests with random rulesets (a random preset with random valid overrides, explicit ladders
 and match lengths included) and random bot levels: ``DescribeRuleset``, ``Deal``, ``LegalMoves`` by
 token and by position, ``SplitHand``, ``NameCards``, ``BotMove`` (every level; pro with a small
 budget). After a warm-up the RSS of the server and its worker processes (heavy calls run there)
@@ -32,7 +32,7 @@ from google.protobuf.message import Message
 
 pytestmark = pytest.mark.timeout(600)
 
-REQUESTS = 20_000
+REQUESTS = 12_000
 WARMUP = 2_000
 GROWTH_MB = 50
 CALLERS = 8
