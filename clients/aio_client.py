@@ -101,27 +101,28 @@ class AsyncBigTwoClient(Transport):
     # -- transport -------------------------------------------------------------------------------
 
     async def _send(self, rpc: Rpc[Any], request: Message, timeout: float | None) -> Message:
-        endpoints = self._endpoints
-        start = self._next_index()
-        deadline = self._deadline(timeout)
+        start, deadline = self._next_index(), self._deadline(timeout)
+        return await retrying_async(
+            self._policy(rpc), self._rng, self._retried, self._attempt, rpc.name, request, start, deadline
+        )
 
-        async def attempt(number: int) -> Message:
-            endpoint = endpoints[(start + number) % len(endpoints)]
-            self.calls_made += 1
-            try:
-                return await endpoint.methods[rpc.name](request, timeout=deadline, metadata=self._metadata)
-            except grpc.aio.AioRpcError as error:
-                raise error_from_rpc(error, endpoint.target) from None
-
-        return await retrying_async(self._policy(rpc), self._rng, attempt, self._retried)
+    async def _attempt(self, number: int, name: str, request: Message, start: int, deadline: float) -> Message:
+        """Attempt ``number`` of a unary call: on the ``number``-th target after ``start``."""
+        endpoint = self._endpoints[(start + number) % len(self._endpoints)]
+        self.calls_made += 1
+        try:
+            return await endpoint.methods[name](request, timeout=deadline, metadata=self._metadata)
+        except grpc.aio.AioRpcError as error:
+            raise error_from_rpc(error, endpoint.target) from None
 
     async def _run(self, call: Call[Any, T]) -> T:
         try:
             response = await self._send(call.rpc, call.request, call.timeout)
         except BigTwoError as error:
-            if call.with_log is None or not token_refused(error):
+            with_log = call.with_log() if token_refused(error) else None
+            if with_log is None:
                 raise
-            response = await self._send(call.rpc, call.with_log(), call.timeout)
+            response = await self._send(call.rpc, with_log, call.timeout)
         return call.convert(response)
 
     # -- the unary calls (calls.UNARY_METHODS) ---------------------------------------------------
@@ -199,7 +200,7 @@ class AsyncPlayStream:
     async def open(self) -> Dealt:
         """Open the stream; a target found UNAVAILABLE is retried on the next one after a backoff
         (the client's retry policy), like :meth:`PlayStream.open`."""
-        return await retrying_async(self.client.retry, self.client._rng, lambda _: self._open_once(), _broken)
+        return await retrying_async(self.client.retry, self.client._rng, _broken, lambda _: self._open_once())
 
     async def _open_once(self) -> Dealt:
         await self.close()
@@ -242,7 +243,7 @@ class AsyncPlayStream:
             return await self._exchange(request)
 
         policy = self.client.retry if self.resume else NO_RETRY
-        response = await retrying_async(policy, self.client._rng, attempt, _broken)
+        response = await retrying_async(policy, self.client._rng, _broken, attempt)
         return self._state.on_moved(response, message, validate_only)
 
     async def events(self) -> AsyncIterator[Event]:

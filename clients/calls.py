@@ -133,23 +133,25 @@ class Call(Generic[R, T]):
     convert: Callable[[R], T]
     timeout: float | None = None
     """Seconds; None: the client's own deadline."""
-    with_log: Callable[[], Message] | None = None
-    """For a call on a game sent with its token: the same request with the game's whole log,
-    sent once when a replica refuses the token as foreign (keys rotated, another deployment)."""
+    game: GameRef | None = None
+    """For a call on a game: the game, and ``build`` its request from a :class:`pb.Game`."""
+    build: Callable[[pb.Game], Message] | None = None
+
+    def with_log(self) -> Message | None:
+        """For a call on a game sent with its token: the same request with the game's whole log,
+        sent once when a replica refuses the token as foreign (keys rotated, another deployment).
+        None when there is no token to refuse or no log to send instead."""
+        game, build = self.game, self.build
+        if game is None or build is None or not game.token or not (game.deal_code or game.hands):
+            return None
+        return build(game_to_pb(game, use_token=False))
 
 
 def _on_game(
     rpc: Rpc[R], game: GameRef, build: Callable[[pb.Game], Message], convert: Callable[[R], T], timeout: float | None
 ) -> Call[R, T]:
-    """A call on ``game``: with its token when it has one (the log otherwise), the log kept in
-    reserve when both are known."""
-    with_log = None
-    if game.token and (game.deal_code or game.hands):
-
-        def with_log() -> Message:
-            return build(game_to_pb(game, use_token=False))
-
-    return Call(rpc, build(game_to_pb(game)), convert, timeout, with_log)
+    """A call on ``game``: with its token when it has one (the log otherwise)."""
+    return Call(rpc, build(game_to_pb(game)), convert, timeout, game, build)
 
 
 # -- answers shared by the unary calls and the stream --------------------------------------------

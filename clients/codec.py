@@ -3,8 +3,9 @@ plays, refusals, tables, seat views and events.
 
 Protobuf stays here and in :mod:`bigtwo.client.calls`; everything a caller sees is an engine value
 or a :mod:`bigtwo.client.results` value. Decoding is on every answer's path, so each reader is a
-plain function of one message, and events are decoded through a table keyed by the event's oneof
-name rather than a chain of tests.
+plain function of one message, events are decoded through a table keyed by the event's oneof
+name rather than a chain of tests, and repeated numbers are copied with a slice (``tuple(x[:])``:
+the slice is made in C, where ``tuple(x)`` steps an iterator item by item).
 """
 
 from __future__ import annotations
@@ -121,9 +122,10 @@ def cards_text(cards: str | int | Sequence[Card]) -> str:
 
 
 def play_from_pb(message: pb.Play) -> NamedPlay | None:
-    if not message.cards.mask and not message.cards.text:
+    cards = message.cards
+    if not cards.mask and not cards.text:
         return None
-    return NamedPlay(message.cards.mask, KIND_FROM_PB.get(message.kind), message.name)
+    return NamedPlay(cards.mask, KIND_FROM_PB.get(message.kind), message.name)
 
 
 def plays_from_pb(messages: Sequence[pb.Play]) -> tuple[NamedPlay, ...]:
@@ -154,13 +156,13 @@ def table_from_pb(message: pb.TableState) -> TableView:
         leader=message.leader,
         table=play_from_pb(message.table) if message.HasField("table") else None,
         last_player=message.last_player if message.HasField("last_player") else None,
-        cards_left=tuple(message.cards_left),
+        cards_left=tuple(message.cards_left[:]),
         played=message.played.mask,
-        passed_seats=tuple(message.passed_seats),
+        passed_seats=tuple(message.passed_seats[:]),
         opening_card=Card.parse(message.opening_card) if message.opening_card else None,
         over=message.over,
         winner=message.winner if message.HasField("winner") else None,
-        scores=tuple(message.scores),
+        scores=tuple(message.scores[:]),
         deal_number=message.deal_number,
         deal_id=message.deal_id,
         ruleset_fingerprint=message.ruleset_fingerprint,

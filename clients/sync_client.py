@@ -98,27 +98,26 @@ class BigTwoClient(Transport):
     # -- transport -------------------------------------------------------------------------------
 
     def _send(self, rpc: Rpc[Any], request: Message, timeout: float | None) -> Message:
-        endpoints = self._endpoints
-        start = self._next_index()
-        deadline = self._deadline(timeout)
+        start, deadline = self._next_index(), self._deadline(timeout)
+        return retrying(self._policy(rpc), self._rng, self._retried, self._attempt, rpc.name, request, start, deadline)
 
-        def attempt(number: int) -> Message:
-            endpoint = endpoints[(start + number) % len(endpoints)]
-            self.calls_made += 1
-            try:
-                return endpoint.methods[rpc.name](request, timeout=deadline, metadata=self._metadata)
-            except grpc.RpcError as error:
-                raise error_from_rpc(error, endpoint.target) from None
-
-        return retrying(self._policy(rpc), self._rng, attempt, self._retried)
+    def _attempt(self, number: int, name: str, request: Message, start: int, deadline: float) -> Message:
+        """Attempt ``number`` of a unary call: on the ``number``-th target after ``start``."""
+        endpoint = self._endpoints[(start + number) % len(self._endpoints)]
+        self.calls_made += 1
+        try:
+            return endpoint.methods[name](request, timeout=deadline, metadata=self._metadata)
+        except grpc.RpcError as error:
+            raise error_from_rpc(error, endpoint.target) from None
 
     def _run(self, call: Call[Any, T]) -> T:
         try:
             response = self._send(call.rpc, call.request, call.timeout)
         except BigTwoError as error:
-            if call.with_log is None or not token_refused(error):
+            with_log = call.with_log() if token_refused(error) else None
+            if with_log is None:
                 raise
-            response = self._send(call.rpc, call.with_log(), call.timeout)
+            response = self._send(call.rpc, with_log, call.timeout)
         return call.convert(response)
 
     # -- the unary calls (calls.UNARY_METHODS) ---------------------------------------------------
@@ -210,7 +209,7 @@ class PlayStream:
     def open(self) -> Dealt:
         """Open the stream; a target found UNAVAILABLE is retried on the next one after a backoff
         (the client's retry policy)."""
-        return retrying(self.client.retry, self.client._rng, lambda _: self._open_once(), _broken)
+        return retrying(self.client.retry, self.client._rng, _broken, lambda _: self._open_once())
 
     def _open_once(self) -> Dealt:
         self._close_call()
@@ -247,7 +246,7 @@ class PlayStream:
             return self._next()
 
         policy = self.client.retry if self.resume else NO_RETRY
-        return self._state.on_moved(retrying(policy, self.client._rng, attempt, _broken), message, validate_only)
+        return self._state.on_moved(retrying(policy, self.client._rng, _broken, attempt), message, validate_only)
 
     def events(self) -> Iterator[Event]:
         """The events the stream opened with."""

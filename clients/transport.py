@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import grpc
 import grpc.aio
@@ -26,6 +26,7 @@ import grpc.aio
 from .calls import Rpc
 from .client_errors import BigTwoError
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 DEFAULT_TARGET = "127.0.0.1:50051"
@@ -66,13 +67,20 @@ Retried = Callable[[BigTwoError], bool]
 """Whether a failed attempt is tried again (called only while attempts are left; may count it)."""
 
 
-def retrying(policy: RetryPolicy, rng: random.Random, attempt: Callable[[int], T], retried: Retried) -> T:
-    """``attempt(0)``, then ``attempt(1)``... after a backoff, while it raises an error ``retried``
-    accepts and ``policy`` has attempts left; the last error is raised."""
+def retrying(
+    policy: RetryPolicy,
+    rng: random.Random,
+    retried: Retried,
+    attempt: Callable[Concatenate[int, P], T],
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> T:
+    """``attempt(0, *args, **kwargs)``, then ``attempt(1, ...)``... after a backoff, while it raises
+    an error ``retried`` accepts and ``policy`` has attempts left; the last error is raised."""
     number = 0
     while True:
         try:
-            return attempt(number)
+            return attempt(number, *args, **kwargs)
         except BigTwoError as error:
             if number + 1 >= policy.attempts or not retried(error):
                 raise
@@ -81,13 +89,18 @@ def retrying(policy: RetryPolicy, rng: random.Random, attempt: Callable[[int], T
 
 
 async def retrying_async(
-    policy: RetryPolicy, rng: random.Random, attempt: Callable[[int], Awaitable[T]], retried: Retried
+    policy: RetryPolicy,
+    rng: random.Random,
+    retried: Retried,
+    attempt: Callable[Concatenate[int, P], Awaitable[T]],
+    *args: P.args,
+    **kwargs: P.kwargs,
 ) -> T:
     """:func:`retrying` for coroutines: the same policy, the waits on the event loop."""
     number = 0
     while True:
         try:
-            return await attempt(number)
+            return await attempt(number, *args, **kwargs)
         except BigTwoError as error:
             if number + 1 >= policy.attempts or not retried(error):
                 raise

@@ -201,14 +201,14 @@ def test_the_one_retry_mechanism_sends_again_only_what_it_is_told_and_while_atte
         return isinstance(error, BigTwoUnavailable)
 
     attempt, tried = failing([gone(), gone()])
-    assert retrying(policy, random.Random(1), attempt, broken) == 2 and tried == [0, 1, 2]
+    assert retrying(policy, random.Random(1), broken, attempt) == 2 and tried == [0, 1, 2]
     attempt, tried = failing([gone(), gone(), gone()])
     with pytest.raises(BigTwoUnavailable):
-        retrying(policy, random.Random(1), attempt, broken)
+        retrying(policy, random.Random(1), broken, attempt)
     assert tried == [0, 1, 2], "three attempts in all, then the last error"
     attempt, tried = failing([BigTwoInvalidArgument(grpc.StatusCode.INVALID_ARGUMENT, "bad")])
     with pytest.raises(BigTwoInvalidArgument):
-        retrying(policy, random.Random(1), attempt, broken)
+        retrying(policy, random.Random(1), broken, attempt)
     assert tried == [0], "an answer is not sent again"
 
     async def aio() -> tuple[int, list[int]]:
@@ -217,7 +217,7 @@ def test_the_one_retry_mechanism_sends_again_only_what_it_is_told_and_while_atte
         async def async_attempt(number: int) -> int:
             return attempt(number)  # type: ignore[no-any-return]
 
-        return await retrying_async(policy, random.Random(1), async_attempt, broken), tried
+        return await retrying_async(policy, random.Random(1), broken, async_attempt), tried
 
     assert asyncio.run(aio()) == (1, [0, 1])
     assert all(0.00005 <= policy.delay(n, random.Random(n)) <= 0.0002 for n in range(5)), "jitter within bounds"
