@@ -1,5 +1,6 @@
 """One deal as an event-sourced state machine (RULES.md "Refusals", the trick Decisions, opening,
-passing, dragon, auto-pass, going out on a single 2, highest single).
+passing, dragon, auto-pass). The two rules about singles are asked from :mod:`.singles`, the
+settlement from :mod:`.scoring`.
 
 ``verify(move)`` says why a move is refused without changing anything; ``can(move)`` answers yes
 or no; ``do(move)`` verifies, turns the move into events and folds them in with ``apply``. The
