@@ -75,6 +75,8 @@ from .tokens import (
     explicit_identity,
     identity_of,
     move_bytes,
+    opening,
+    without_last,
 )
 
 
@@ -92,14 +94,17 @@ class Game:
     last_move: LastMove | None = None
     packed: PackedState | None = None
     """The deal's current state as the token it came from held it; None once a move changed it."""
-    history: History | None = None
-    """The deal's public history up to the first of ``deal.events`` not yet in it (``encoded``):
-    a token's, whose deal keeps no events from before it was loaded; None for a deal that holds
-    every event since its start (its history is read from them, :meth:`public_history`)."""
+    history: bytes = b""
+    """The deal's public history, packed (``tokens.History``), up to ``history_moves`` moves:
+    :meth:`judge` adds each move it applies, one concatenation, so a token's game never reads its
+    events back; empty until first asked for in a deal that holds every event since its start (a
+    log's), which reads it from them once (:meth:`public_history`)."""
     loaded: DealState | None = None
-    """The state ``history`` leads to (a token's), against which the rebuilt events are checked."""
-    encoded: int = field(init=False, default=0)
-    """How many of ``deal.events`` ``history`` already holds."""
+    """A token's state when it was loaded: what ``loaded_history`` leads to."""
+    loaded_history: bytes = b""
+    """A token's history when it was loaded: the events before the deal's own (``deal.events``)."""
+    history_moves: int = field(init=False, default=-1)
+    """How many moves ``history`` holds (-1: none read yet)."""
     parts: wire.RulesetParts = field(init=False)
     """The ruleset's serialized answer parts, looked up once per game (every move uses them)."""
     deal_writer: wire.DealWriter | None = field(init=False, default=None)
@@ -146,29 +151,24 @@ class Game:
             self.last_move,
             self.viewer if viewer is None else viewer,
             None,
-            self.public_history(),
+            self.history if self.history_moves == self.deal.moves_made else self.public_history(),
         )
 
-    def public_history(self) -> History:
-        """The deal's public history now (what its token carries): the one it was loaded with, and
-        the moves of the events since, each written once (a stream's token after every move costs
-        a few bytes, not the whole deal)."""
-        events = self.deal.events
-        history = self.history
-        if history is None:
+    def public_history(self) -> bytes:
+        """The deal's public history now (what its token carries), packed. Kept move by move by
+        :meth:`judge`; read from the events only for a deal that holds them all (a log's), once."""
+        if self.history_moves != self.deal.moves_made:
+            events = self.deal.events
             started = events[0]
-            assert isinstance(started, DealStarted)  # a deal without a token holds its whole history
-            history = self.history = History(started.leader, started.opening_card)
-        if len(events) > self.encoded:
-            moves = history.moves
-            for event in events[self.encoded :]:  # a move's events: one to a few (a whole log's once)
+            assert isinstance(started, DealStarted)  # a token's game is kept move by move
+            parts = [opening(started.leader, started.opening_card)]
+            for event in events:
                 if isinstance(event, CardsPlayed):
-                    moves += move_bytes(event.seat, event.mask)
+                    parts.append(move_bytes(event.seat, event.mask))
                 elif isinstance(event, Passed) and not event.automatic:
-                    moves += move_bytes(event.seat, 0)
-            history = self.history = History(history.leader, history.opening_card, moves)
-            self.encoded = len(events)
-        return history
+                    parts.append(move_bytes(event.seat, 0))
+            self.history, self.history_moves = b"".join(parts), self.deal.moves_made
+        return self.history
 
     def events_so_far(self) -> tuple[Event, ...]:
         """Every event of the deal so far, as a deal replayed from its log holds them: a deal
@@ -176,8 +176,9 @@ class Game:
         events = self.deal.events
         if events and isinstance(events[0], DealStarted):
             return events
-        assert self.history is not None and self.loaded is not None  # a token's game
-        return rebuild_events(self.ruleset, self.loaded, self.history, self.face_up_card, self.face_up_seat) + events
+        assert self.loaded is not None  # a token's game
+        history = History.unpack(self.loaded_history)
+        return rebuild_events(self.ruleset, self.loaded, history, self.face_up_card, self.face_up_seat) + events
 
     def check_seat(self, seat: int, path: str) -> None:
         """PERMISSION_DENIED when the game came from a token bound to another seat than ``seat``."""
@@ -192,7 +193,7 @@ class Game:
         """The game as it was before its last move (to answer a resend of that move again)."""
         assert self.last_move is not None
         before = self.before_last_move()
-        history = self.public_history().without_last(self.last_move.mask)
+        history = without_last(self.public_history(), self.last_move.mask)
         again = Game(
             self.ruleset,
             before,
@@ -201,8 +202,9 @@ class Game:
             self.face_up_seat,
             history=history,
             loaded=before.state(),
+            loaded_history=history,
         )
-        again.encoded = len(before.events)
+        again.history_moves = before.moves_made
         again.public_id, again.viewer = self.public_id, self.viewer
         return again
 
@@ -383,7 +385,9 @@ class Core:
                 snap.packed,
                 snap.history,
                 snap.state,
+                snap.history,
             )
+            game.history_moves = snap.state.moves_made
             game.viewer = snap.viewer
             return self._named(game, info)
         if which == "log":
@@ -470,6 +474,9 @@ class Core:
         else:
             game.last_move = _PASS_BY_SEAT[seat]
             outcome = wire.PASS_OUTCOME
+        if game.history_moves == made:  # kept move by move once read (Game.public_history)
+            game.history += move_bytes(seat, game.last_move.mask)
+            game.history_moves = made + 1
         game.previous = before
         game.packed = None
         info.moves.append(("accepted", ""))

@@ -137,13 +137,16 @@ _OPENING = struct.Struct("<Bb")
 
 
 class History(NamedTuple):
-    """A deal's public history as a token holds it: how it opened (the leader and the opening card
-    of its ``DealStarted``) and every move made, in order. With the state it comes with, it rebuilds
-    every event of the deal (``bigtwo.service.core.Game.events_so_far``): the hands at the start are
-    the hands now plus what each seat played, and the events after the start are the moves replayed.
+    """A deal's public history, read from its packed form (what a token and a game hold: bytes, so
+    that a move adds to it by one concatenation): how it opened (the leader and the opening card of
+    its ``DealStarted``, :func:`opening`) and every move made, in order. With the state it comes with,
+    it rebuilds every event of the deal (``bigtwo.service.core.Game.events_so_far``): the hands at
+    the start are the hands now plus what each seat played, and the events after the start are the
+    moves replayed.
 
-    ``moves`` holds one entry per move: a byte ``seat << 4 | n``, then the n cards played, one byte
-    each (the card's index); n is 0 for a pass. Automatic passes are the engine's and not listed."""
+    ``moves`` holds one entry per move (:func:`move_bytes`): a byte ``seat << 4 | n``, then the n
+    cards played, one byte each (the card's index); n is 0 for a pass. Automatic passes are the
+    engine's and not listed."""
 
     leader: int
     opening_card: int
@@ -151,12 +154,7 @@ class History(NamedTuple):
 
     @classmethod
     def unpack(cls, data: bytes) -> History:
-        """A packed history, its bound checked. Its moves are read only when the events are
-        rebuilt (:func:`read_moves`), which checks each against the rules: a token authenticates,
-        so reading every move of every token would check only our own writing, at a cost that
-        grows with the deal."""
-        if len(data) > MAX_HISTORY_BYTES:
-            raise ValueError("the history is longer than a deal's")
+        """A packed history (the moves are read by :meth:`moves_made`)."""
         leader, opening_card = _OPENING.unpack_from(data, 0)
         return cls(leader, opening_card, bytes(data[_OPENING.size :]))
 
@@ -164,9 +162,16 @@ class History(NamedTuple):
         """Every move: (seat, the cards played as a mask; 0 for a pass)."""
         return read_moves(self.moves)
 
-    def without_last(self, mask: int) -> History:
-        """This history without its last move, which played ``mask`` (0: a pass)."""
-        return self._replace(moves=self.moves[: -1 - mask.bit_count()])
+
+
+def opening(leader: int, opening_card: int) -> bytes:
+    """A packed history with no move yet: how the deal opened."""
+    return _OPENING.pack(leader, opening_card)
+
+
+def without_last(history: bytes, mask: int) -> bytes:
+    """A packed history without its last move, which played ``mask`` (0: a pass)."""
+    return history[: -1 - mask.bit_count()]
 
 
 def read_moves(moves: bytes) -> list[tuple[int, int]]:
@@ -233,9 +238,11 @@ class Snapshot(NamedTuple):
     token is bound to that seat, which alone it acts and asks for (docs/SECURITY.md)."""
     packed: PackedState | None = None
     """``state`` in token form, when it was read from a token (the next token's previous state)."""
-    history: History | None = None
-    """The deal's public history up to ``state`` (None only in snapshots made for other uses; a
-    token always carries one)."""
+    history: bytes = b""
+    """The deal's public history up to ``state``, packed (:class:`History`). A token always
+    carries one; its bound is checked when the token is read, its moves only when the events are
+    rebuilt (a token authenticates, so reading every move of every token would check only our own
+    writing, at a cost that grows with the deal)."""
 
 
 class KeyRing:
@@ -367,8 +374,6 @@ _IDENTITY = struct.Struct("<BQbbb")
 """Explicit or not, the deal code's seed or the hands' digest, the face-up card and its seat, the viewer."""
 _MOVE = struct.Struct("<BQB")
 _LENGTH = struct.Struct("<H")
-_HISTORY = struct.Struct("<HBb")
-"""The history's length, then its opening (:class:`History`)."""
 
 
 class IssuedTokens:
@@ -431,10 +436,9 @@ class TokenCodec:
         else:
             parts.append(b"\x00")
         history = snap.history
-        if history is None:
+        if len(history) < _OPENING.size:
             raise ValueError("a token carries the deal's history")
-        moves = history.moves
-        parts += (_HISTORY.pack(_OPENING.size + len(moves), history.leader, history.opening_card), moves)
+        parts += (_LENGTH.pack(len(history)), history)
         token = self.keys.seal(b"".join(parts))
         if self.issued is not None:
             # As decode would read it back: with the state packed as the token holds it.
@@ -501,10 +505,9 @@ class TokenCodec:
             offset += 1
         (length,) = _LENGTH.unpack_from(body, offset)
         offset += _LENGTH.size
-        packed_history = body[offset : offset + length]
-        if len(packed_history) != length:
-            raise ValueError("truncated history")
-        history = History.unpack(packed_history)
+        history = bytes(body[offset : offset + length])
+        if len(history) != length or not _OPENING.size <= length <= MAX_HISTORY_BYTES:
+            raise ValueError("the history is truncated, or longer than a deal's")
         offset += length
         if offset != len(body):
             raise ValueError("trailing bytes")

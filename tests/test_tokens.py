@@ -298,14 +298,14 @@ def test_the_longest_history_fits_the_token_limit() -> None:
     rules = pb.Ruleset(preset="hong-kong", options={"players": "3", "flush": "rank-first", "match": "deals:16"})
     dealt = core.deal(api.DealRequest(ruleset=rules, deal_code=CODE), CallInfo())
     snap = core.codec.decode(dealt.state_token)
-    assert snap.history is not None
+    assert len(snap.history) == 2, "the opening, no move yet"
     longest = snap._replace(
-        history=snap.history._replace(moves=b"\x00" * (tokens.MAX_HISTORY_BYTES - 2)),
+        history=snap.history + b"\x00" * (tokens.MAX_HISTORY_BYTES - 2),
         previous=snap.state,
         last_move=tokens.LastMove(0, (1 << 52) - 1, False),
     )
     token = core.codec.encode(longest)
     assert len(token) <= LIMITS.token_bytes
     assert TokenCodec(ring(), remember=0).decode(token).history == longest.history
-    too_long = snap._replace(history=snap.history._replace(moves=b"\x00" * (tokens.MAX_HISTORY_BYTES - 1)))
+    too_long = snap._replace(history=snap.history + b"\x00" * (tokens.MAX_HISTORY_BYTES - 1))
     assert reason_of(TokenCodec(ring(), remember=0), core.codec.encode(too_long)) == "TOKEN_MALFORMED"
