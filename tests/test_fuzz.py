@@ -2,7 +2,7 @@
 requests issue 13 names, one at a time.
 
 The fuzzer (``tests/fuzz``) is a client that knows only the proto: it starts ``bigtwo serve`` in
-each mode, learns valid requests from the server's answers and sends 1,200 generated ones per mode
+each mode, learns valid requests from the server's answers and sends 2,000 generated ones per mode
 (random and mutated bytes, hostile messages, hostile replay texts, stream conversations). Each RPC
 is its own test, so a finding fails the RPC it is in and no other; the server's life, its log and
 its memory are tests of their own.
@@ -33,7 +33,7 @@ from google.rpc import error_details_pb2, status_pb2
 pytestmark = pytest.mark.timeout(300)
 
 SEED = 13
-REQUESTS = 1200
+REQUESTS = 2000
 PEAK_MB = 50
 """Issue 13: a hostile request of up to the message limit may cost the server at most 50 MB."""
 
