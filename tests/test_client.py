@@ -195,7 +195,11 @@ def test_round_robin_over_two_servers_and_failover(tmp_path: Path) -> None:
         with BigTwoClient(f"{a.target},{b.target}", retry=RetryPolicy(attempts=6, initial_backoff=0.02)) as client:
             for _ in range(10):
                 assert client.list_presets()
-            time.sleep(0.3)  # let the call logs reach the files
+            # A server writes its call log line after answering: wait (bounded) until all ten are in.
+            for _ in range(300):
+                if a.calls("ListPresets") + b.calls("ListPresets") >= 10:
+                    break
+                time.sleep(0.1)
             assert a.calls("ListPresets") == 5 and b.calls("ListPresets") == 5
             moves, scores = reference_deal(client)  # a game's calls alternate between the replicas
             b.stop()

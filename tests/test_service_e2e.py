@@ -185,9 +185,13 @@ def test_call_logs_are_json_without_hidden_hands(
     servers: tuple[ServerProcess, ServerProcess], stubs: tuple[Any, Any]
 ) -> None:
     dealt = stubs[0].Deal(api.DealRequest(ruleset=CLASSIC, deal_code=CODE), metadata=(("x-request-id", "req-12345"),))
-    time.sleep(0.2)
-    lines = [json.loads(line) for line in servers[0].log().splitlines() if line.startswith("{")]
-    calls = [line for line in lines if line.get("request_id") == "req-12345" and line.get("event") == "rpc"]
+    calls: list[dict[str, Any]] = []
+    for _ in range(300):  # the call's log line follows its answer: wait for it, bounded
+        lines = [json.loads(line) for line in servers[0].log().splitlines() if line.startswith("{")]
+        calls = [line for line in lines if line.get("request_id") == "req-12345" and line.get("event") == "rpc"]
+        if calls:
+            break
+        time.sleep(0.1)
     mine = [line for line in calls if line.get("request_id") == "req-12345"]
     assert mine and mine[0]["method"] == "Deal" and mine[0]["code"] == "OK"
     assert mine[0]["deal"] == dealt.table.deal_id and CODE not in servers[0].log(), "logs name deals opaquely"
