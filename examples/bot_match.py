@@ -2,7 +2,7 @@
 
 The service judges every move; bots decide locally from their own seat's view.
 
-    .venv/bin/python examples/bot_match.py --target 127.0.0.1:50051 --bots good,great,beginner,random
+    python examples/bot_match.py --target 127.0.0.1:50051 --bots good,great,beginner,random
 """
 
 import argparse

@@ -3,7 +3,7 @@
 The game lives with you: every answer carries the next GameRef (the moves so far and a signed
 state token); send it back with the next call. Run against `bigtwo run` (or --target):
 
-    .venv/bin/python examples/deal_and_play_unary.py --target 127.0.0.1:50051
+    python examples/deal_and_play_unary.py --target 127.0.0.1:50051
 """
 
 import argparse

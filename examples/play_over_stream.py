@@ -3,7 +3,7 @@
 The stream keeps the deal for its life; with resume (the default) every result carries a state
 token, so a broken stream is reopened on the next target and the pending move sent again.
 
-    .venv/bin/python examples/play_over_stream.py --target 127.0.0.1:50051
+    python examples/play_over_stream.py --target 127.0.0.1:50051
 """
 
 import argparse

@@ -1,6 +1,6 @@
 """Play a deal, write its replay file, read it back, audit it, and replay its log on the service.
 
-.venv/bin/python examples/replay_file.py --target 127.0.0.1:50051 --out game.toml
+python examples/replay_file.py --target 127.0.0.1:50051 --out game.toml
 """
 
 import argparse
