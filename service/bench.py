@@ -192,7 +192,8 @@ class ServerProcess:
         channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
         ready = grpc.channel_ready_future(channel)
         try:
-            ready.result(timeout=30)
+            # Generous: a loaded machine may take tens of seconds to start a server.
+            ready.result(timeout=120)
         finally:
             ready.cancel()
             channel.close()

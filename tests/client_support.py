@@ -42,7 +42,7 @@ class Server:
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
 
-    def wait_ready(self, timeout: float = 30) -> None:
+    def wait_ready(self, timeout: float = 120) -> None:
         """Until the port accepts a call (any answer, even UNAUTHENTICATED or a TLS refusal)."""
         import socket
 

@@ -82,7 +82,7 @@ class Prometheus:
             stderr=subprocess.STDOUT,
         )
 
-    def wait_ready(self, timeout: float = 30) -> None:
+    def wait_ready(self, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
         while True:
             if self.process.poll() is not None:

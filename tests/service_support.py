@@ -63,7 +63,9 @@ class ServerProcess:
         if wait:
             self.wait_ready()
 
-    def wait_ready(self, timeout: float = 30) -> None:
+    def wait_ready(self, timeout: float = 120) -> None:
+        """Generous: a loaded machine may take tens of seconds to start a server; one that exits
+        is reported at once."""
         channel = grpc.insecure_channel(self.target)
         ready = grpc.channel_ready_future(channel)
         try:

@@ -69,7 +69,7 @@ METRICS_PORTS = (9464, 9465, 9466)
 
 BLOCK_SECONDS = 90.0
 """A block's time limit: generous, since the suite shares a small machine with other work."""
-SERVER_START_SECONDS = 60.0
+SERVER_START_SECONDS = 120.0
 STRAGGLER_SECONDS = 10.0
 """How long a block's processes may take to exit after the block ends (a drain, a worker's exit)."""
 

@@ -35,7 +35,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def spawn(*args: str, log: Path) -> pexpect.spawn:
-    child = pexpect.spawn(BIGTWO, list(args), encoding="utf-8", timeout=30, dimensions=(60, 160))
+    child = pexpect.spawn(BIGTWO, list(args), encoding="utf-8", timeout=120, dimensions=(60, 160))
     child.logfile_read = log.open("w")
     return child
 
@@ -161,7 +161,7 @@ def test_run_prints_the_next_command_and_stops_on_ctrl_c(tmp_path: Path) -> None
         BIGTWO,
         ["run", "--port", str(port), "--metrics-port", "0", "--grace", "1"],
         encoding="utf-8",
-        timeout=30,
+        timeout=120,  # a loaded machine may take long to start a server
         env={"BIGTWO_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
     child.expect(f"bigtwo play --target 127.0.0.1:{port}")
@@ -169,7 +169,8 @@ def test_run_prints_the_next_command_and_stops_on_ctrl_c(tmp_path: Path) -> None
     child.sendintr()
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 0 or child.signalstatus == signal.SIGINT
+    # Stopped by the interrupt: a clean exit, the conventional 130, or the signal itself.
+    assert child.exitstatus in (0, 130) or child.signalstatus == signal.SIGINT
 
 
 def command_names() -> list[str]:

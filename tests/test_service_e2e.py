@@ -330,7 +330,7 @@ def test_workers_share_the_port_and_metrics(tmp_path: Path) -> None:
         ]
         for channel in channels:
             assert rpc.BigTwoServiceStub(channel).ListPresets(api.ListPresetsRequest()).presets
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while True:
             text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10).read().decode()
             line = next(

@@ -26,8 +26,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_serving(target: str, timeout: float = 30.0, process: subprocess.Popen[bytes] | None = None) -> None:
-    """Wait until ``target`` answers the gRPC health check with SERVING."""
+def wait_serving(target: str, timeout: float = 120.0, process: subprocess.Popen[bytes] | None = None) -> None:
+    """Wait until ``target`` answers the gRPC health check with SERVING. A replica that exits is
+    reported at once; one still starting is given long, since a loaded machine may take tens of
+    seconds to start a server and its worker processes."""
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 

@@ -208,7 +208,7 @@ class ServerUnderTest:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def wait_healthy(self, timeout: float = 60) -> None:
+    def wait_healthy(self, timeout: float = 120) -> None:
         """Block until the standard health service says the Big Two service is SERVING."""
         deadline = time.monotonic() + timeout
         with grpc.insecure_channel(self.target) as channel:
