@@ -194,6 +194,9 @@ class ServerProcess:
         try:
             # Generous: a loaded machine may take tens of seconds to start a server.
             ready.result(timeout=120)
+        except BaseException:
+            self.stop()  # a server that never got ready must not outlive the bench
+            raise
         finally:
             ready.cancel()
             channel.close()
@@ -320,11 +323,10 @@ def measure(
     games = prepare_games(GAMES, codec)
     threads = max(loads) + 16
     results: list[dict[str, Any]] = []
-    servers = {
-        "real": ServerProcess("noop", mode, threads, spin_us) if spin_us else ServerProcess("real", mode, threads),
-        "noop": ServerProcess("noop", mode, threads),
-    }
+    servers: dict[str, ServerProcess] = {}
     try:
+        servers["real"] = ServerProcess("noop" if spin_us else "real", mode, threads, spin_us)
+        servers["noop"] = ServerProcess("noop", mode, threads)
         for transport in ("stream", "unary"):
             for load in loads:
                 pairs: list[dict[str, Run]] = []
