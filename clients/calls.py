@@ -527,6 +527,30 @@ class StreamState:
         return result
 
 
+class StreamView:
+    """What both PlayStream classes show of their :class:`StreamState`, written once."""
+
+    _state: StreamState
+
+    @property
+    def game(self) -> GameRef:
+        """The game after the last move answered (its token reopens the stream)."""
+        return self._state.game
+
+    @property
+    def opened(self) -> Dealt | None:
+        """The deal as the stream first showed it."""
+        return self._state.opened
+
+    @property
+    def view_seat(self) -> int | None:
+        return self._state.view_seat
+
+    @property
+    def resume(self) -> bool:
+        return self._state.resume
+
+
 __all__ = [
     "NOT_OFFERED",
     "RPCS",
@@ -536,6 +560,7 @@ __all__ = [
     "Call",
     "Rpc",
     "StreamState",
+    "StreamView",
     "as_method",
     "dealt_from",
     "moved",

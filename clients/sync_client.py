@@ -18,7 +18,7 @@ from bigtwo.v1 import service_pb2 as api
 from google.protobuf.message import Message
 
 from . import calls
-from .calls import PLAY_STREAM, Call, Rpc, StreamState, as_method
+from .calls import PLAY_STREAM, Call, Rpc, StreamState, StreamView, as_method
 from .client_errors import BigTwoError, BigTwoUnavailable, error_from_rpc, token_refused
 from .codec import move_to_pb
 from .connect import await_connection
@@ -173,7 +173,7 @@ class _Feed:
             yield item
 
 
-class PlayStream:
+class PlayStream(StreamView):
     """One deal over ``PlayStream``: :meth:`move` sends a move and waits for its result."""
 
     def __init__(
@@ -187,24 +187,6 @@ class PlayStream:
         self._feed: _Feed | None = None
         self._responses: _Responses | None = None
         self._target = ""
-
-    @property
-    def game(self) -> GameRef:
-        """The game after the last move answered (its token reopens the stream)."""
-        return self._state.game
-
-    @property
-    def opened(self) -> Dealt | None:
-        """The deal as the stream first showed it."""
-        return self._state.opened
-
-    @property
-    def view_seat(self) -> int | None:
-        return self._state.view_seat
-
-    @property
-    def resume(self) -> bool:
-        return self._state.resume
 
     def open(self) -> Dealt:
         """Open the stream; a target found UNAVAILABLE is retried on the next one after a backoff

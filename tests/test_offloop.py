@@ -27,7 +27,7 @@ from bigtwo.service.tokens import KeyRing, TokenCodec
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import service_pb2_grpc as rpc
 from bigtwo.v1 import types_pb2 as pb
-from service_support import KEY_A, ServerProcess, details
+from service_support import KEY_A, ServerProcess, alive, children_of, details
 
 CLASSIC = pb.Ruleset(preset="classic")
 HARD_SPLIT_HAND = "3D 3S 4D 4S 5D 5H 5S 6D 6S 7D 7S 8D 8S 9D 9S TD JD AS"
@@ -413,30 +413,6 @@ def test_done_carries_only_plain_data() -> None:
 
 
 # -- a server killed outright leaves no worker behind -------------------------------------------------
-
-
-def children_of(pid: int) -> set[int]:
-    """The processes whose parent is ``pid`` (from /proc: the suite runs on Linux)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The command name (field 2) may hold spaces; the parent pid is the 2nd field after it.
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            found.add(int(entry.name))
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ from bigtwo.client.replay import audit_log, dumps, read_replay
 from bigtwo.client.table import Seat, Table, bot_seat, hint_seat
 from bigtwo.engine import Ruleset
 from client_support import BIGTWO, Server
-from service_support import CODE
+from service_support import CODE, children_of
 
 pytestmark = pytest.mark.timeout(240)
 PROMPT = "your move> "
@@ -169,28 +169,13 @@ def test_ctrl_c_saves_the_match_and_resume_finishes_it_on_its_own_server(tmp_pat
     assert done.deals[0].actions[: len(saved.deals[0].actions)] == saved.deals[0].actions
 
 
-def _children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (from /proc, Linux)."""
-    out = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            out.append(int(entry.name))
-    return out
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the server's process in /proc")
 def test_the_games_own_server_is_started_again_when_it_dies(tmp_path: Path) -> None:
     replay = tmp_path / "own.toml"
     child = spawn(["play", "--deal-code", CODE, "--deals", "1", "--replay-out", str(replay)], tmp_path / "t.log")
     child.expect(PROMPT)
     assert not turn(child)
-    (server,) = _children(child.pid)
+    (server,) = children_of(child.pid)
     os.kill(server, signal.SIGKILL)
     child.sendline("hint")
     child.expect("started again and the match goes on", timeout=90)
