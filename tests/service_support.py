@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from bigtwo.engine import Deal
+from bigtwo.service import convert as cv
+from bigtwo.v1 import types_pb2 as pb
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
@@ -143,3 +146,30 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def reference_table(deal: Deal, deal_id: str, deal_code: str = "") -> pb.TableState:
+    """The public table written field by field from the deal's state: the specification the fast
+    writer (service/wire.py) is checked against; ``deal_code`` is shown once the deal is over."""
+    out = pb.TableState(
+        players=deal.players,
+        moves_made=deal.moves_made,
+        to_act=deal.to_act,
+        leader=deal.leader,
+        cards_left=[hand.bit_count() for hand in deal.hands],
+        played=cv.card_set(deal.played),
+        passed_seats=[seat for seat in range(deal.players) if deal.passed >> seat & 1],
+        deal_number=deal.deal_number,
+        deal_id=deal_id,
+        ruleset_fingerprint=deal.ruleset.fingerprint,
+    )
+    if deal.opening_card >= 0:
+        out.opening_card = cv.card_name(deal.opening_card)
+    if deal.table is not None:
+        out.table.CopyFrom(cv.play_to_pb(deal.table, deal.ruleset))
+    if deal.last_player >= 0:
+        out.last_player = deal.last_player
+    if deal.winner >= 0:
+        out.over, out.winner, out.deal_code = True, deal.winner, deal_code
+        out.scores.extend(deal.scores)
+    return out

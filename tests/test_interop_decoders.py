@@ -41,7 +41,7 @@ from bigtwo.v1 import types_pb2 as pb
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
-from service_support import KEY_A, ServerProcess
+from service_support import KEY_A, ServerProcess, reference_table
 
 pytestmark = pytest.mark.timeout(120)
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,32 +79,6 @@ def node() -> str:
 
 
 # -- the answer built field by field ----------------------------------------------------------------
-
-
-def reference_table(deal: Deal, deal_id: str, deal_code: str) -> pb.TableState:
-    """The public table written field by field from the deal's state (the specification)."""
-    out = pb.TableState(
-        players=deal.players,
-        moves_made=deal.moves_made,
-        to_act=deal.to_act,
-        leader=deal.leader,
-        cards_left=[hand.bit_count() for hand in deal.hands],
-        played=cv.card_set(deal.played),
-        passed_seats=[seat for seat in range(deal.players) if deal.passed >> seat & 1],
-        deal_number=deal.deal_number,
-        deal_id=deal_id,
-        ruleset_fingerprint=deal.ruleset.fingerprint,
-    )
-    if deal.opening_card >= 0:
-        out.opening_card = cv.card_name(deal.opening_card)
-    if deal.table is not None:
-        out.table.CopyFrom(cv.play_to_pb(deal.table, deal.ruleset))
-    if deal.last_player >= 0:
-        out.last_player = deal.last_player
-    if deal.winner >= 0:
-        out.over, out.winner, out.deal_code = True, deal.winner, deal_code
-        out.scores.extend(deal.scores)
-    return out
 
 
 def judged(deal: Deal, seat: int, text: str, *, apply: bool) -> tuple[pb.MoveOutcome, tuple[Any, ...]]:

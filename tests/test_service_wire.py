@@ -16,39 +16,13 @@ from bigtwo.service.tokens import KeyRing, TokenCodec
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 from google.protobuf.message import Message
+from service_support import reference_table
 
 RULESETS = [preset(name) for name in PRESET_NAMES] + [
     Ruleset.from_mapping({"preset": "classic", "players": "3"}),
     Ruleset.from_mapping({"preset": "hong-kong", "players": "2"}),
     Ruleset.from_mapping({"preset": "classic", "auto-pass": "on", "dragon": "on"}),
 ]
-
-
-def reference_table(deal: Deal, deal_id: str) -> pb.TableState:
-    """TableState written field by field from the deal's public state: the specification."""
-    out = pb.TableState(
-        players=deal.players,
-        moves_made=deal.moves_made,
-        to_act=deal.to_act,
-        leader=deal.leader,
-        cards_left=[hand.bit_count() for hand in deal.hands],
-        played=pb.CardSet(text=cv.cards_text(deal.played), mask=deal.played),
-        passed_seats=[seat for seat in range(deal.players) if deal.passed >> seat & 1],
-        deal_number=deal.deal_number,
-        deal_id=deal_id,
-        ruleset_fingerprint=deal.ruleset.fingerprint,
-    )
-    if deal.opening_card >= 0:
-        out.opening_card = cv.card_name(deal.opening_card)
-    if deal.table is not None:
-        out.table.CopyFrom(cv.play_to_pb(deal.table, deal.ruleset))
-    if deal.last_player >= 0:
-        out.last_player = deal.last_player
-    if deal.winner >= 0:
-        out.over = True
-        out.winner = deal.winner
-        out.scores.extend(deal.scores)
-    return out
 
 
 def random_games(ruleset: Ruleset, count: int, seed: int) -> list[tuple[Deal, list[tuple[Deal, tuple]]]]:
