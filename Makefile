@@ -84,9 +84,12 @@ proto: venv
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=proto --pyi_out=proto --grpc_python_out=proto $(PROTOS)
 
 # Stock Node.js decoders for tests/test_interop_decoders.py: @grpc/proto-loader and @grpc/grpc-js at the
-# versions tests/interop/package-lock.json pins, in tests/interop/node_modules (gitignored).
-INTEROP := tests/interop
-$(INTEROP)/node_modules/.package-lock.json: $(INTEROP)/package.json $(INTEROP)/package-lock.json
+# versions tests/interop/package-lock.json pins, installed into .tools/interop/node_modules (gitignored),
+# outside the tests' folder; the test points node at them with NODE_PATH.
+INTEROP := .tools/interop
+$(INTEROP)/node_modules/.package-lock.json: tests/interop/package.json tests/interop/package-lock.json
+	mkdir -p $(INTEROP)
+	cp tests/interop/package.json tests/interop/package-lock.json $(INTEROP)/
 	cd $(INTEROP) && npm ci --no-audit --no-fund
 node-deps: $(INTEROP)/node_modules/.package-lock.json
 

@@ -46,6 +46,8 @@ from service_support import KEY_A, ServerProcess, reference_table
 pytestmark = pytest.mark.timeout(120)
 ROOT = Path(__file__).resolve().parent.parent
 INTEROP = ROOT / "tests" / "interop"
+NODE_MODULES = ROOT / ".tools" / "interop" / "node_modules"
+"""Where `make node-deps` installs the pinned decoders (the test installs nothing)."""
 SERVICE = "/bigtwo.v1.BigTwoService/"
 RULESETS = [pb.Ruleset(preset=name) for name in PRESET_NAMES] + [
     pb.Ruleset(preset="classic", options={"players": "3", "auto_pass": "on"}),  # a face-up card, automatic passes
@@ -69,9 +71,9 @@ class Answer:
 
 def node() -> str:
     path = shutil.which("node")
-    modules = INTEROP / "node_modules" / "@grpc" / "proto-loader"
+    modules = NODE_MODULES / "@grpc" / "proto-loader"
     if path is None or not modules.is_dir():
-        message = "node or tests/interop/node_modules is missing: run `make node-deps`"
+        message = "node or .tools/interop/node_modules is missing: run `make node-deps`"
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
@@ -354,6 +356,7 @@ def node_decoded(corpus: Run) -> list[Any]:
         capture_output=True,
         text=True,
         cwd=INTEROP,
+        env={**os.environ, "NODE_PATH": str(NODE_MODULES)},
         timeout=60,
         check=True,
     )
