@@ -8,6 +8,8 @@ PIP    := $(PY) -m pip
 BIGTWO := $(VENV)/bin/bigtwo
 STAMP  := $(VENV)/.installed-dev
 RUNTIME_STAMP := $(VENV)/.installed-runtime
+# Installed tools outside the virtual environment (buf, Node decoders, the type-check links); gitignored.
+TOOLS  := .tools
 
 # shared/ lies beside the repository (also in CI's fresh clone).
 SHARED  ?= ../shared
@@ -53,14 +55,14 @@ test: venv chromium prometheus buf node-deps
 bench: venv
 	$(BIGTWO) bench engine --json
 	$(BIGTWO) bench service --json --seconds 4 --repeats 5
-	$(PY) -m bigtwo.client.replay.bench --deals 10000 --jobs 2
-	$(PY) -m bigtwo.client.stall_bench
+	$(PY) -m bigtwo.tools.replay_bench --deals 10000 --jobs 2
+	$(PY) -m bigtwo.tools.stall_bench
 
 # Issue 6's bars for the bot levels (slow: pro at 2000 deals takes hours on 2 cores; see docs/BOTS.md).
 BOT_DEALS ?= 2000
 PRO_DEALS ?= 2000
 bench-bots: venv
-	$(PY) -m bigtwo.client.bots_bench --deals $(BOT_DEALS) --pro-deals $(PRO_DEALS) --jobs 2 --json bench-bots.json
+	$(PY) -m bigtwo.tools.bots_bench --deals $(BOT_DEALS) --pro-deals $(PRO_DEALS) --jobs 2 --json bench-bots.json
 
 # Issue 13's fuzzing: a client that knows only the proto sends FUZZ_REQUESTS generated requests to
 # every RPC of a fresh server in each mode (aio, then sync); fails on UNKNOWN/INTERNAL, a hang, an
@@ -73,9 +75,14 @@ fuzz: venv
 	$(PY) tests/fuzz/fuzz_service.py --mode both --requests $(FUZZ_REQUESTS) --seed $(FUZZ_SEED) \
 	  --seconds $(FUZZ_SECONDS) --min-requests $(FUZZ_MIN)
 
+# ruff (with the complexity bound), the one-way layer contracts (pyproject.toml [tool.importlinter]) and
+# mypy --strict over every package under its import name (tests/tools/package_links.py explains the links).
+# tests/test_code_health.py runs the same checks in make test, with its caches in a temporary folder.
+TYPECHECK := $(TOOLS)/typecheck
 lint: venv
-	$(VENV)/bin/ruff check engine service clients tests
-	$(VENV)/bin/mypy --strict engine
+	$(VENV)/bin/ruff check engine service clients proto/bigtwo/codec tests
+	$(VENV)/bin/lint-imports
+	MYPYPATH=$(TYPECHECK) $(VENV)/bin/mypy --strict $$($(PY) tests/tools/package_links.py $(TYPECHECK) --print-packages)
 
 # Generated code and .pyi stubs land next to the .proto files (proto/bigtwo/v1 -> package bigtwo.v1);
 # tests/test_service_proto.py fails when they are stale.
@@ -94,7 +101,6 @@ $(INTEROP)/node_modules/.package-lock.json: tests/interop/package.json tests/int
 node-deps: $(INTEROP)/node_modules/.package-lock.json
 
 # buf (npm package @bufbuild/buf) lives in .tools/ (gitignored); proto/buf.yaml configures the lint.
-TOOLS := .tools
 BUF   := $(TOOLS)/node_modules/.bin/buf
 $(BUF):
 	mkdir -p $(TOOLS)

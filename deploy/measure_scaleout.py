@@ -32,7 +32,7 @@ from typing import Any
 
 
 def loadtest(*args: str) -> dict[str, Any]:
-    command = [sys.executable, "-m", "bigtwo.client.cli", "loadtest", "--json", "--no-progress", *args]
+    command = [sys.executable, "-m", "bigtwo.cli.main", "loadtest", "--json", "--no-progress", *args]
     print("$ bigtwo loadtest --json " + " ".join(args), file=sys.stderr, flush=True)
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if done.returncode not in (0, 1) or not done.stdout.strip():

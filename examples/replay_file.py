@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bigtwo.client import BigTwoClient
 from bigtwo.client.client import GameRef
-from bigtwo.client.replay import audit_log, read_replay
+from bigtwo.engine.replay import audit_log, read_replay
 from bigtwo.client.table import Table, bot_seat
 from bigtwo.engine import Ruleset
 

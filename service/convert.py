@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from bigtwo.engine import (
     PRESET_NAMES,
@@ -38,8 +38,10 @@ from bigtwo.v1 import types_pb2 as pb
 from .errors import bad_field
 from .limits import LIMITS, quote
 
-KIND_TO_PB = {kind: pb.Kind.Value("KIND_" + kind.name) for kind in Kind}
-REASON_TO_PB = {reason: pb.Reason.Value("REASON_" + reason.name) for reason in Reason}
+KIND_TO_PB: dict[Kind, pb.Kind] = {kind: cast(pb.Kind, pb.Kind.Value("KIND_" + kind.name)) for kind in Kind}
+REASON_TO_PB: dict[Reason, pb.Reason] = {
+    reason: cast(pb.Reason, pb.Reason.Value("REASON_" + reason.name)) for reason in Reason
+}
 PB_TO_REASON = {value: reason for reason, value in REASON_TO_PB.items()}
 
 
@@ -301,15 +303,15 @@ def seat_view(deal: Deal, seat: int) -> pb.SeatView:
 # -- audits -----------------------------------------------------------------------------------------
 
 
-def verdict_kind_to_pb(kind: Any) -> int:
+def verdict_kind_to_pb(kind: Any) -> api.VerdictKind:
     """A replay ``VerdictKind`` (``illegal-move``) as the API enum (``VERDICT_KIND_ILLEGAL_MOVE``)."""
-    return api.VerdictKind.Value("VERDICT_KIND_" + kind.value.upper().replace("-", "_"))
+    return cast(api.VerdictKind, api.VerdictKind.Value("VERDICT_KIND_" + kind.value.upper().replace("-", "_")))
 
 
 def audit_to_pb(verdict: Any, log: Any, view_seat: int | None) -> api.AuditLogResponse:
-    """An audit verdict (``bigtwo.client.replay.AuditVerdict``) of ``log`` (None: the text did not
+    """An audit verdict (``bigtwo.engine.replay.AuditVerdict``) of ``log`` (None: the text did not
     parse). Events and steps carry no hand but ``view_seat``'s (none when it is None)."""
-    from bigtwo.client.replay.proto import move_index
+    from bigtwo.codec.replay import move_index
 
     out = api.AuditLogResponse(
         kind=verdict_kind_to_pb(verdict.kind),

@@ -240,7 +240,7 @@ class MoveResult(NamedTuple):
     accepted: bool
     events: tuple[Event, ...]
     game: Game
-    index: int
+    move_index: int
 
 
 _PASS_BY_SEAT = tuple(LastMove(seat, 0, True) for seat in range(4))
@@ -735,7 +735,8 @@ class Core:
             raise bad_field("context", "set ruleset or game")
         with contextlib.suppress(Refusal):
             own = classify_mask(parse_mask(text), tables)
-            out.name, out.kind = play_name(own, tables), cv.KIND_TO_PB[own.kind]
+            out.name = play_name(own, tables)
+            out.kind = cv.KIND_TO_PB[own.kind]
         try:
             judge()
         except Refusal as refusal:
@@ -763,8 +764,9 @@ class Core:
             game = self.load(request.game, "game", info)
             if not game.deal.over:
                 raise FailedPrecondition("the deal is not over: nothing to score yet", reason="DEAL_NOT_OVER")
-            settlement = game.deal.settlement()
-            assert settlement is not None  # the deal is over
+            ended = game.deal.settlement()
+            assert ended is not None  # the deal is over
+            settlement = ended
         else:
             raise bad_field("source", "set counts or game")
         return api.ScoreDealResponse(
@@ -850,11 +852,11 @@ class Core:
                 break
             first = events[0]
             game.previous = before
-            game.last_move = (
-                LastMove(first.seat, first.mask, False)
-                if isinstance(first, CardsPlayed)
-                else LastMove(first.seat, 0, True)
-            )
+            if isinstance(first, CardsPlayed):
+                game.last_move = LastMove(first.seat, first.mask, False)
+            else:
+                assert isinstance(first, Passed), first  # a move's first event is its play or its pass
+                game.last_move = LastMove(first.seat, 0, True)
         out.moves_applied = deal.moves_made
         out.events.extend(cv.events_to_pb(deal.events, rules, view_seat))
         out.table.CopyFrom(game.table())
@@ -862,10 +864,10 @@ class Core:
         return out
 
     def audit_log(self, request: api.AuditLogRequest, info: CallInfo) -> api.AuditLogResponse:
-        """Audit a replay file (or one deal's log) with ``bigtwo.client.replay``: the replay format
+        """Audit a replay file (or one deal's log) with ``bigtwo.engine.replay``: the replay format
         and its checker live there, as pure modules; imported on first use. The signature is checked
         with the service's keys (the signing key and every verification key)."""
-        from bigtwo.client import replay
+        from bigtwo.engine import replay
 
         # Every verification key counts, so files signed before a key rotation still verify.
         keys = (self.codec.keys.signing_key, *self.codec.keys.verifying.values())
@@ -905,7 +907,7 @@ class Core:
 
     def _replay_of(self, message: pb.GameLog, path: str, info: CallInfo) -> Any:
         """A one-deal replay log from a ``GameLog``, its fields checked here with their paths."""
-        from bigtwo.client.replay.proto import game_log_from_pb
+        from bigtwo.codec.replay import game_log_from_pb
 
         cv.ruleset_from(message.ruleset, f"{path}.ruleset")
         if message.WhichOneof("deal") is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bigtwo.client.replay.limits import ReplayLimits
+from bigtwo.engine.replay.limits import ReplayLimits
 
 
 @dataclass(frozen=True, slots=True)

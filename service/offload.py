@@ -5,7 +5,7 @@ computes for a long time on that loop (a pro bot's search, an audit of a whole m
 an 18-card hand) delays every other call and stream move until it is done, and a thread does not
 help much: it holds the interpreter lock the loop needs for as long as it computes, handing it
 over only every few milliseconds. A worker process computes beside the loop instead, on another
-core. ``python -m bigtwo.client.stall_bench`` measures the streams beside each heavy call (and
+core. ``python -m bigtwo.tools.stall_bench`` measures the streams beside each heavy call (and
 ``--serve-args "--heavy-kind thread"`` the threads).
 
 What runs where: :func:`is_heavy` names the calls whose worst case is many milliseconds; every
@@ -160,7 +160,7 @@ def run(core: Any, attr: str, request: Any, request_id: str, deadline: float | N
         status, code = to_rpc_status(exc, request_id)
         details = dict(status.trailing_metadata).get(rpc_status.GRPC_DETAILS_METADATA_KEY, b"")
         trace = "".join(traceback.format_exception(exc)) if code is grpc.StatusCode.INTERNAL else ""
-        return Done(b"", info, bytes(details), str(exc)[:300], trace)
+        return Done(b"", info, details if isinstance(details, bytes) else details.encode(), str(exc)[:300], trace)
 
 
 def cap_search(request: Any, seconds_left: float) -> None:

@@ -7,13 +7,11 @@ connections, not calls, across them) and serves their merged metrics from the pa
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import multiprocessing
 import os
 import signal
-import sys
 import tempfile
 import threading
 import time
@@ -24,13 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from bigtwo.v1 import service_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from .keys import KeyConfigError, load_keys
 from .limits import LIMITS
-from .offload import DEFAULT_WAITING, KINDS, Offload, default_workers
+from .offload import DEFAULT_WAITING, Offload, default_workers
 from .servicer import AUTH_TOKEN_RULE, SERVICE_NAME, STREAM, UNARY, Hosting, ServiceCore, valid_auth_token
 from .telemetry import (
     CALLS,
@@ -77,160 +74,6 @@ class ServerConfig:
     heavy_kind: str = "process"
     """``process``: worker processes, beside the event loop; ``thread``: threads of the server
     process (no extra processes, but they hold the interpreter lock the event loop needs)."""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of ``bigtwo serve`` (and ``bigtwo run``), each with its environment variable.
-    Every value is checked as it is parsed, a default from the environment too (naming the
-    variable): a wrong port, path or number is refused at once instead of failing later, or
-    quietly binding another port (gRPC takes a port modulo 65536)."""
-    from bigtwo.client.arguments import (
-        env_default,
-        env_flag,
-        log_level,
-        non_negative_int,
-        non_negative_seconds,
-        one_of,
-        pem_certificates,
-        pem_private_key,
-        port,
-        positive_int,
-        readable_file,
-    )
-
-    d = ServerConfig()
-    add = parser.add_argument
-    add(
-        "--host",
-        default=env_default("BIGTWO_HOST", d.host),
-        help="address to bind (env BIGTWO_HOST; default %(default)s)",
-    )
-    add(
-        "--port",
-        type=port,
-        default=env_default("BIGTWO_PORT", d.port),
-        help="gRPC port, 0 for any free one (env BIGTWO_PORT; default %(default)s)",
-    )
-    add(
-        "--metrics-port",
-        type=port,
-        default=env_default("BIGTWO_METRICS_PORT", d.metrics_port),
-        help="Prometheus /metrics port, 0 for none (env BIGTWO_METRICS_PORT; default %(default)s)",
-    )
-    add(
-        "--workers",
-        type=positive_int,
-        default=env_default("BIGTWO_WORKERS", d.workers),
-        help="server processes sharing the port with SO_REUSEPORT (env BIGTWO_WORKERS; default %(default)s)",
-    )
-    add(
-        "--mode",
-        type=one_of(MODES),
-        choices=MODES,
-        default=env_default("BIGTWO_MODE", d.mode),
-        help="grpc.aio (with uvloop) or the sync thread-pool server (env BIGTWO_MODE; default %(default)s)",
-    )
-    add(
-        "--threads",
-        type=positive_int,
-        default=env_default("BIGTWO_THREADS", d.threads),
-        help="sync mode: thread-pool size; each open stream holds a thread (env BIGTWO_THREADS; default %(default)s)",
-    )
-    add(
-        "--tls-cert",
-        type=pem_certificates,
-        default=env_default("BIGTWO_TLS_CERT", ""),
-        help="PEM certificate chain (env BIGTWO_TLS_CERT)",
-    )
-    add(
-        "--tls-key",
-        type=pem_private_key,
-        default=env_default("BIGTWO_TLS_KEY", ""),
-        help="PEM private key (env BIGTWO_TLS_KEY)",
-    )
-    add(
-        "--tls-client-ca",
-        type=pem_certificates,
-        default=env_default("BIGTWO_TLS_CLIENT_CA", ""),
-        help="PEM CA bundle: require client certificates signed by it (mutual TLS; env BIGTWO_TLS_CLIENT_CA)",
-    )
-    add(
-        "--auth-token",
-        default=os.environ.get("BIGTWO_AUTH_TOKEN"),
-        help="require 'authorization: Bearer TOKEN' on every call; at least 16 visible characters, never empty "
-        "(env BIGTWO_AUTH_TOKEN)",
-    )
-    add(
-        "--token-keys-file",
-        type=readable_file,
-        default=env_default("BIGTWO_TOKEN_KEYS_FILE", ""),
-        help="state-token keys, one a line, the first signs (env BIGTWO_TOKEN_KEYS_FILE; or BIGTWO_TOKEN_KEYS)",
-    )
-    add(
-        "--max-message-bytes",
-        type=positive_int,
-        default=env_default("BIGTWO_MAX_MESSAGE_BYTES", d.max_message_bytes),
-        help="largest message accepted or sent (env BIGTWO_MAX_MESSAGE_BYTES; default %(default)s)",
-    )
-    add(
-        "--max-concurrent-rpcs",
-        type=non_negative_int,
-        default=env_default("BIGTWO_MAX_CONCURRENT_RPCS", d.max_concurrent_rpcs),
-        help="calls in flight per process before RESOURCE_EXHAUSTED, 0 for no limit (env BIGTWO_MAX_CONCURRENT_RPCS; "
-        "default %(default)s)",
-    )
-    add(
-        "--keepalive-seconds",
-        type=positive_int,
-        default=env_default("BIGTWO_KEEPALIVE_SECONDS", d.keepalive_seconds),
-        help="HTTP/2 keepalive ping interval (env BIGTWO_KEEPALIVE_SECONDS; default %(default)s)",
-    )
-    add(
-        "--grace",
-        type=non_negative_seconds,
-        default=env_default("BIGTWO_GRACE", d.grace),
-        help="seconds in-flight calls and streams get to finish after SIGTERM (env BIGTWO_GRACE; default %(default)s)",
-    )
-    add(
-        "--heavy-workers",
-        type=non_negative_int,
-        default=env_default("BIGTWO_HEAVY_WORKERS", d.heavy_workers),
-        help="per server process, workers that run the heavy calls (bots, audits, large move lists) off the "
-        "event loop; 0: half the CPUs, shared among --workers (env BIGTWO_HEAVY_WORKERS)",
-    )
-    add(
-        "--heavy-waiting",
-        type=non_negative_int,
-        default=env_default("BIGTWO_HEAVY_WAITING", d.heavy_waiting),
-        help="heavy calls that may wait for a worker; more are RESOURCE_EXHAUSTED (env BIGTWO_HEAVY_WAITING; "
-        "default %(default)s)",
-    )
-    add(
-        "--heavy-kind",
-        type=one_of(KINDS),
-        choices=KINDS,
-        default=env_default("BIGTWO_HEAVY_KIND", d.heavy_kind),
-        help="heavy calls in worker processes, or in threads of the server process (env BIGTWO_HEAVY_KIND; "
-        "default %(default)s)",
-    )
-    add(
-        "--log-level",
-        type=log_level,
-        default=env_default("BIGTWO_LOG_LEVEL", d.log_level),
-        help="debug, info, warning, error or critical (env BIGTWO_LOG_LEVEL; default %(default)s)",
-    )
-    add(
-        "--no-call-log",
-        dest="log_calls",
-        action="store_false",
-        default=env_flag("BIGTWO_LOG_CALLS", True),
-        help="no log line per call (errors are still logged; env BIGTWO_LOG_CALLS=0)",
-    )
-
-
-def config_from_args(args: argparse.Namespace) -> ServerConfig:
-    names = ServerConfig.__dataclass_fields__
-    return ServerConfig(**{name: getattr(args, name) for name in names if hasattr(args, name)})
 
 
 def grpc_options(cfg: ServerConfig, reuse_port: bool) -> list[tuple[str, Any]]:
@@ -544,77 +387,9 @@ def run_workers(cfg: ServerConfig) -> int:
 
     for process in processes:
         if process.pid:
-            multiprocess.mark_process_dead(process.pid)
+            multiprocess.mark_process_dead(process.pid)  # type: ignore[no-untyped-call]
     codes = [p.exitcode or 0 for p in processes]
     return max(codes) if not stopping.is_set() or any(codes) else 0
 
 
-def check_arguments(cfg: ServerConfig) -> None:
-    """Refuse at once, in one sentence naming the flag, what would otherwise fail only after
-    start-up (as a log line): TLS files that do not go together, an auth token too weak, token
-    keys that do not load, a port already taken (a single process binds without SO_REUSEPORT, so
-    a plain bind tells)."""
-    from bigtwo.client.arguments import port_free
-    from bigtwo.client.errors import CommandError, UsageError
-
-    if bool(cfg.tls_cert) != bool(cfg.tls_key):
-        raise UsageError("--tls-cert and --tls-key go together: give both, or neither.")
-    if cfg.tls_client_ca and not cfg.tls_cert:
-        raise UsageError("--tls-client-ca (mutual TLS) needs --tls-cert and --tls-key as well.")
-    if cfg.workers > 1 and cfg.port == 0:
-        raise UsageError("--workers needs a fixed --port (the processes share it).")
-    if cfg.auth_token is not None and not valid_auth_token(cfg.auth_token):
-        raise UsageError(f"--auth-token (or BIGTWO_AUTH_TOKEN): {AUTH_TOKEN_RULE}")
-    try:
-        load_keys(cfg.token_keys_file or None)
-    except KeyConfigError as exc:
-        raise UsageError(f"{exc}. Fix --token-keys-file, BIGTWO_TOKEN_KEYS_FILE or BIGTWO_TOKEN_KEYS.") from None
-    taken = [
-        (flag, number)
-        for flag, number in (("--port", cfg.port), ("--metrics-port", cfg.metrics_port))
-        if number and (cfg.workers == 1 or flag == "--metrics-port") and not port_free(cfg.host, number)
-    ]
-    if taken:
-        flag, number = taken[0]
-        raise CommandError(
-            f"{cfg.host}:{number} is already in use (is a service already running?). "
-            f"Stop it, or choose another port with {flag}."
-        )
-
-
-def serve_main(args: argparse.Namespace) -> int:
-    cfg = config_from_args(args)
-    check_arguments(cfg)
-    configure_logging(cfg.log_level)
-    if cfg.workers > 1:
-        return run_workers(cfg)
-    if cfg.metrics_port:
-        try:
-            start_metrics_server(cfg.host, cfg.metrics_port)
-        except OSError as exc:
-            logger().error("cannot serve metrics", port=cfg.metrics_port, error=str(exc))
-            return 1
-    return run_one(cfg, reuse_port=False)
-
-
-def add_parser(sub: Any) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = sub.add_parser(
-        "serve",
-        help="run the stateless gRPC rules service",
-        description="Run the Big Two gRPC service (docs/SERVICE.md). Every flag has an environment variable.",
-    )
-    add_arguments(parser)
-    parser.set_defaults(func=serve_main)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bigtwo serve")
-    add_arguments(parser)
-    return serve_main(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-
-__all__ = ["ServerConfig", "add_parser", "serve_main", "service_pb2"]
+__all__ = ["DEFAULT_MODE", "MODES", "ServerConfig", "run_one", "run_workers"]

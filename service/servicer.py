@@ -10,6 +10,7 @@ wrapper as :class:`Undecodable`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import os
 import threading
@@ -162,6 +163,11 @@ def _abort_sync(context: Any, status: Any) -> None:
         context.set_trailing_metadata(status.trailing_metadata)
         context.set_code(status.code)
         context.set_details(status.details)
+
+
+def _cancel(future: Any) -> None:
+    """Cancel a heavy call still waiting for a worker (one that has started runs to its end)."""
+    future.cancel()
 
 
 def _deadline(context: Any) -> float | None:
@@ -515,7 +521,8 @@ class Hosting:
                 if heavy and is_heavy(method, request):
                     deadline = _deadline(context)
                     future = self._offload(method, request, request_id, deadline)
-                    context.add_callback(future.cancel)  # the call ended: if still waiting, never start
+                    # the call ended: a heavy call still waiting never starts
+                    context.add_callback(functools.partial(_cancel, future))
                     try:
                         done = future.result(None if deadline is None else max(0.0, deadline - time.monotonic()))
                     except futures.TimeoutError:
@@ -682,7 +689,7 @@ class Hosting:
         return type("BigTwoServicer", (), {name: staticmethod(fn) for name, fn in methods.items()})()
 
     def generic_handler(self, *, aio: bool) -> grpc.GenericRpcHandler:
-        handlers: dict[str, grpc.RpcMethodHandler] = {}
+        handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
         for name, (request_cls, response_cls, attr) in UNARY.items():
             fn = getattr(self.core, attr)
             wrap = self._aio_unary if aio else self._sync_unary

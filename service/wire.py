@@ -207,7 +207,7 @@ class JudgedMove(Protocol):
     """What an answer is written from (``bigtwo.service.core.MoveResult``)."""
 
     @property
-    def index(self) -> int: ...
+    def move_index(self) -> int: ...
 
     @property
     def outcome(self) -> bytes: ...
@@ -491,7 +491,7 @@ class DealWriter:
         parts = self.parts
         outcome = move.outcome
         body = [
-            layout.move_index + small[move.index] if layout.move_index and move.index else b"",  # at most MAX_MOVES
+            layout.move_index + small[move.move_index] if layout.move_index and move.move_index else b"",
             layout.outcome,
             small[len(outcome)],
             outcome,

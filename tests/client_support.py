@@ -37,7 +37,7 @@ class Server:
         self.log_path = self.tmp / f"server-{self.port}-{self.starts}.log"
         env = {**os.environ, "BIGTWO_TOKEN_KEYS": self.keys, "BIGTWO_HOME": str(self.tmp / "home")}
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-        command = [sys.executable, "-m", "bigtwo.client.cli", "serve", "--port", str(self.port)]
+        command = [sys.executable, "-m", "bigtwo.cli.main", "serve", "--port", str(self.port)]
         command += ["--metrics-port", "0", "--grace", "1", *self.args]
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -50,7 +50,7 @@ class ServerProcess:
         command = [
             sys.executable,
             "-m",
-            "bigtwo.client.cli",
+            "bigtwo.cli.main",
             "serve",
             "--port",
             str(self.port),

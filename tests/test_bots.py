@@ -266,7 +266,7 @@ def test_tournament_json_shape(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "bigtwo.client.cli",
+            "bigtwo.cli.main",
             "tournament",
             "--preset",
             "classic",
@@ -298,7 +298,7 @@ def test_tournament_json_shape(tmp_path: Path) -> None:
 
 
 def test_tournament_seating_and_reproducibility() -> None:
-    from bigtwo.client.tournament_cmd import run_tournament, seat_levels
+    from bigtwo.tools.tournament import run_tournament, seat_levels
 
     assert seat_levels(["a", "b", "c"], 4, 0) == ["a", "b", "c", "a"]
     assert seat_levels(["a", "b", "c"], 4, 1) == ["b", "c", "a", "b"]

@@ -14,7 +14,7 @@ from bigtwo.engine import combos as combos_module
 from bigtwo.engine.bots import plan
 from bigtwo.engine.generate import CARD_MASK, all_plays
 
-PACKAGES = ("bigtwo.engine", "bigtwo.service", "bigtwo.client.replay")
+PACKAGES = ("bigtwo.engine", "bigtwo.service", "bigtwo.engine.replay")
 
 
 def modules() -> list[Any]:

@@ -352,7 +352,7 @@ def test_a_mistake_ends_in_a_sentence(case: Row, places: dict[str, str], ran: di
 
 
 def test_the_table_covers_every_subcommand() -> None:
-    from bigtwo.client.cli import COMMANDS
+    from bigtwo.cli.main import COMMANDS
 
     names = {name for command in COMMANDS for name, _ in command.helps} - {"version"}
     covered = {case.argv[0] for case in ROWS}
@@ -373,8 +373,8 @@ def test_help_shows_defaults_and_no_markup() -> None:
     default means something says it."""
     import argparse
 
-    from bigtwo.client.arguments import DefaultsHelpFormatter
-    from bigtwo.client.cli import build_parser
+    from bigtwo.cli.arguments import DefaultsHelpFormatter
+    from bigtwo.cli.main import build_parser
 
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -395,8 +395,8 @@ def test_help_shows_defaults_and_no_markup() -> None:
 
 
 def test_vectors_stop_at_the_first_case_the_service_did_not_get() -> None:
-    from bigtwo.client.errors import ServiceUnreachable
-    from bigtwo.client.vectors_cmd import VectorFile, _StopOnLostService, judge_files
+    from bigtwo.cli.errors import ServiceUnreachable
+    from bigtwo.cli.vectors_cmd import VectorFile, _StopOnLostService, judge_files
     from bigtwo.engine.vectors import CaseResult
 
     sent: list[str] = []
@@ -434,7 +434,7 @@ def test_connection_failures_are_named(details: str, reason: str) -> None:
 
 
 def test_the_one_table_of_errors() -> None:
-    from bigtwo.client.errors import EXIT_INTERRUPTED, CommandError, UsageError, explain
+    from bigtwo.cli.errors import EXIT_INTERRUPTED, CommandError, UsageError, explain
 
     assert explain(ValueError("a bug")) is None
     assert explain(KeyboardInterrupt()).exit_status == EXIT_INTERRUPTED  # type: ignore[union-attr]
@@ -447,7 +447,7 @@ def test_the_one_table_of_errors() -> None:
 
 
 def test_a_default_from_the_environment_is_parsed_when_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bigtwo.client.arguments import Parser, env_default, port
+    from bigtwo.cli.arguments import Parser, env_default, port
 
     monkeypatch.setenv("BIGTWO_TEST_PORT", "abc")
     parser = Parser(prog="t")

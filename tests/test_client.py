@@ -27,9 +27,9 @@ from bigtwo.client import (
     RetryPolicy,
 )
 from bigtwo.client.client import GameRef
-from bigtwo.client.replay import audit_log, loads
 from bigtwo.client.table import Table, bot_seat, hint_seat, script_seat
 from bigtwo.engine import DealEnded, Move, Reason, Ruleset, preset
+from bigtwo.engine.replay import audit_log, loads
 from client_support import Server, hint_or_pass, make_pki
 from service_support import CODE
 

@@ -22,7 +22,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
-from bigtwo.service import server as service_server
+from bigtwo.cli import serve_cmd
 from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,7 +109,7 @@ def dockerfile_instructions() -> list[tuple[str, str]]:
 def server_env_names() -> set[str]:
     """Every environment variable ``bigtwo serve`` reads, from its own --help texts and keys.py."""
     parser = argparse.ArgumentParser()
-    service_server.add_arguments(parser)
+    serve_cmd.add_arguments(parser)
     names = set()
     for action in parser._actions:
         names.update(re.findall(r"\bBIGTWO_[A-Z_]+", action.help or ""))
@@ -188,7 +188,7 @@ def test_dockerignore_keeps_secrets_out_and_the_sources_in() -> None:
         ".git/config",
     ):
         assert ignored(leaked), leaked
-    for needed in ("pyproject.toml", "README.md", "engine/deal.py", "service/server.py", "clients/cli.py"):
+    for needed in ("pyproject.toml", "README.md", "engine/deal.py", "service/server.py", "clients/cli/main.py"):
         assert not ignored(needed), needed
     assert ignored(".venv/bin/python") and ignored("tests/test_deploy.py")
 
@@ -251,7 +251,7 @@ def test_deployment_probes_grace_security_and_keys() -> None:
 
     # SIGTERM grace: preStop, then the server's drain, inside the kubelet's grace period.
     parser = argparse.ArgumentParser()
-    service_server.add_arguments(parser)
+    serve_cmd.add_arguments(parser)
     grace = float(env["BIGTWO_GRACE"])
     assert grace != parser.get_default("grace") or grace >= 10
     pre_stop = main["lifecycle"]["preStop"]["exec"]["command"]

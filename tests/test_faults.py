@@ -25,8 +25,8 @@ from typing import Any
 
 import grpc
 import pytest
+from bigtwo.cli.health_cmd import check as health_check
 from bigtwo.client.client import BigTwoClient, BigTwoError, GameRef, MoveResult, RetryPolicy
-from bigtwo.client.health_cmd import check as health_check
 from bigtwo.engine import Deal, DealCode, Refusal, deal_from_code, mask_text, preset
 from bigtwo.engine.generate import CARD_MASK
 from bigtwo.v1 import service_pb2 as api

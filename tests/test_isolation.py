@@ -75,7 +75,7 @@ def test_a_server_and_a_command_write_only_to_the_temporary_home(real_home: Path
     env = {k: v for k, v in os.environ.items() if not k.startswith("BIGTWO_TOKEN_KEYS")}
     env.pop("BIGTWO_HOME")  # the fallback: the home folder's .bigtwo
     port = free_port()
-    command = [sys.executable, "-m", "bigtwo.client.cli", "serve", "--port", str(port), "--metrics-port", "0"]
+    command = [sys.executable, "-m", "bigtwo.cli.main", "serve", "--port", str(port), "--metrics-port", "0"]
     log = (tmp_path / "serve.log").open("w")
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bigtwo.client.loadtest.generator import LoadConfig, LoadResult, run
-from bigtwo.client.loadtest.report import percentile, recovery, summary
-from bigtwo.client.loadtest.runner import split
+from bigtwo.tools.loadtest.generator import LoadConfig, LoadResult, run
+from bigtwo.tools.loadtest.report import percentile, recovery, summary
+from bigtwo.tools.loadtest.runner import split
 from service_support import ServerProcess
 
 pytestmark = pytest.mark.timeout(120)
@@ -38,7 +38,7 @@ def two(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[ServerProcess
 
 def bigtwo(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bigtwo.client.cli", *args], capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "bigtwo.cli.main", *args], capture_output=True, text=True, timeout=timeout
     )
 
 

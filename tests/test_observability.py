@@ -166,7 +166,7 @@ def test_alerts_cover_errors_latency_and_refusals() -> None:
 
 def test_bigtwo_health_exit_status(scraped: tuple[ServerProcess, set[str]]) -> None:
     server, _ = scraped
-    command = [sys.executable, "-m", "bigtwo.client.cli", "health", "--target", server.target]
+    command = [sys.executable, "-m", "bigtwo.cli.main", "health", "--target", server.target]
 
     def run(*extra: str) -> Any:
         return subprocess.run([*command, *extra], capture_output=True, text=True, timeout=30)
@@ -248,7 +248,7 @@ def call_lines(server: ServerProcess, method: str) -> list[dict[str, Any]]:
 
 
 def health_status(target: str) -> str:
-    from bigtwo.client.health_cmd import check
+    from bigtwo.cli.health_cmd import check
 
     return check(target, timeout=2.0)
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from bigtwo.client.cli import COMMANDS
-from bigtwo.client.replay import audit_log, read_replay
+from bigtwo.cli.main import COMMANDS
+from bigtwo.engine.replay import audit_log, read_replay
 from client_support import BIGTWO, Server
 from service_support import CODE, free_port
 
@@ -199,7 +199,7 @@ def test_help_of_every_command() -> None:
 
 def test_the_command_starts_without_heavy_imports() -> None:
     probe = (
-        "import sys, time; t = time.perf_counter(); from bigtwo.client.cli import main; main(['version']); "
+        "import sys, time; t = time.perf_counter(); from bigtwo.cli.main import main; main(['version']); "
         "print(sorted(m for m in ('grpc', 'matplotlib', 'rich', 'bigtwo.engine') if m in sys.modules)); "
         "print(time.perf_counter() - t)"
     )

@@ -16,14 +16,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from bigtwo.client import play_cmd
-from bigtwo.client.cli import build_parser
-from bigtwo.client.cli import main as cli_main
-from bigtwo.client.errors import UsageError
-from bigtwo.client.replay import ReplayWriter, SeatInfo, audit_log, dumps, loads, read_replay
-from bigtwo.client.replay.names import distinct_names, seat_label, seat_labels
-from bigtwo.client.replay.render_html import match_result_text, render_html
+from bigtwo.cli import play_cmd
+from bigtwo.cli.errors import UsageError
+from bigtwo.cli.main import build_parser
+from bigtwo.cli.main import main as cli_main
+from bigtwo.cli.render_html import match_result_text, render_html
 from bigtwo.engine import PRESET_NAMES, Deal, DealCode, Reason, Refusal, Ruleset, deal_from_code, preset
+from bigtwo.engine.replay import ReplayWriter, SeatInfo, audit_log, dumps, loads, read_replay
+from bigtwo.engine.replay.names import distinct_names, seat_label, seat_labels
 
 GOLDEN = Path(__file__).parent / "golden"
 CODE = "0000003NQK8N1"

@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from bigtwo.client.cli import main as cli_main
-from bigtwo.client.replay import (
+from bigtwo.cli.main import main as cli_main
+from bigtwo.engine import Deal, DealCode, Move, Refusal, Ruleset, deal_from_code
+from bigtwo.engine.replay import (
     GameLog,
     ReplayFormatError,
     ReplayWriter,
@@ -26,8 +27,7 @@ from bigtwo.client.replay import (
     read_replay,
     seal,
 )
-from bigtwo.client.replay.audit import SignatureStatus
-from bigtwo.engine import Deal, DealCode, Move, Refusal, Ruleset, deal_from_code
+from bigtwo.engine.replay.audit import SignatureStatus
 
 GOLDEN = Path(__file__).parent / "golden"
 MAKE_GOLDEN = GOLDEN / "make_golden.py"
@@ -484,7 +484,7 @@ def test_bigtwo_audit_folder_json_and_exit_status(tmp_path: Path, capsys: pytest
 def test_fast_parser_agrees_with_tomllib(name: str) -> None:
     import tomllib
 
-    from bigtwo.client.replay.format import _fast_parse, _Reader, locate
+    from bigtwo.engine.replay.format import _fast_parse, _Reader, locate
 
     text = _text(name)
     fast = _fast_parse(text)
@@ -502,7 +502,7 @@ def test_fast_parser_agrees_with_tomllib(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["hong-kong.toml", "dragon.toml", "taiwan-2p.toml"])
 def test_proto_game_log_conversions(name: str) -> None:
-    from bigtwo.client.replay.proto import game_log_from_pb, move_index, pb_from_game_log
+    from bigtwo.codec.replay import game_log_from_pb, move_index, pb_from_game_log
 
     log = loads(_text(name))
     for index, record in enumerate(log.deals):

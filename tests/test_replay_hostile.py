@@ -1,7 +1,7 @@
 """Hostile replay texts (issue 13): whatever text reaches ``loads`` (an AuditLog request holds any),
 reading it ends in a log or in a ``ReplayFormatError`` with a plain sentence, never in another
 exception, and its memory is bounded. Its CPU time is measured by
-``python -m bigtwo.client.replay.hostile_bench``, not asserted here."""
+``python -m bigtwo.tools.hostile_bench``, not asserted here."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from bigtwo.client.replay import GameLog, ReplayFormatError, VerdictKind, audit_text, dumps, loads, read_replay
-from bigtwo.client.replay.format import Action, ActionKind, _at_line, _card_tokens, _fast_parse, _scan, parse_action
-from bigtwo.client.replay.hostile_bench import BUDGET_BYTES, hostile_texts, largest_valid, sample_match
-from bigtwo.client.replay.limits import ReplayLimits
 from bigtwo.engine.cards import split_card_text
+from bigtwo.engine.replay import GameLog, ReplayFormatError, VerdictKind, audit_text, dumps, loads, read_replay
+from bigtwo.engine.replay.format import Action, ActionKind, _at_line, _card_tokens, _fast_parse, _scan, parse_action
+from bigtwo.engine.replay.limits import ReplayLimits
+from bigtwo.tools.hostile_bench import BUDGET_BYTES, hostile_texts, largest_valid, sample_match
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from bigtwo.client.cli import main as cli_main
+from bigtwo.cli.main import main as cli_main
 
 CHROMIUM = Path("/usr/bin/chromium")
 GOLDEN = Path(__file__).parent / "golden"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from bigtwo.service import bench
 from bigtwo.service.core import CallInfo
 from bigtwo.service.servicer import ServiceCore, StreamSession
 from bigtwo.service.tokens import KeyRing, TokenCodec
+from bigtwo.tools import service_bench as bench
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 

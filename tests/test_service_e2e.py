@@ -281,7 +281,7 @@ def test_sigterm_drains_an_open_stream_and_auth(tmp_path: Path) -> None:
 
 def test_a_taken_port_fails_loudly(servers: tuple[ServerProcess, ServerProcess], tmp_path: Path) -> None:
     taken = servers[0].port
-    command = [sys.executable, "-m", "bigtwo.client.cli", "serve", "--port", str(taken), "--metrics-port", "0"]
+    command = [sys.executable, "-m", "bigtwo.cli.main", "serve", "--port", str(taken), "--metrics-port", "0"]
     proc = subprocess.run(
         command,
         capture_output=True,
@@ -297,7 +297,7 @@ def test_vectors_through_the_service(servers: tuple[ServerProcess, ServerProcess
     command = [
         sys.executable,
         "-m",
-        "bigtwo.client.cli",
+        "bigtwo.cli.main",
         "vectors",
         str(ROOT / "tests" / "vectors"),
         "--target",
@@ -443,7 +443,7 @@ def test_bot_move_and_audit_log_on_real_servers(
 ) -> None:
     """BotMove plays a whole deal on both servers (aio runs it off the event loop); AuditLog checks
     the deal's log and a replay file signed with the servers' key."""
-    from bigtwo.client.replay import dumps, loads, sign
+    from bigtwo.engine.replay import dumps, loads, sign
 
     levels = ["great", "random", "pro", "good"]
     for stub in stubs:
@@ -487,7 +487,7 @@ def test_bot_move_and_audit_log_on_real_servers(
 def test_an_unusable_auth_token_is_refused_at_start(tmp_path: Path, token: str) -> None:
     """An empty --auth-token (or BIGTWO_AUTH_TOKEN='') must not turn authentication off silently."""
     port = str(free_port())
-    command = [sys.executable, "-m", "bigtwo.client.cli", "serve", "--port", port, "--metrics-port", "0"]
+    command = [sys.executable, "-m", "bigtwo.cli.main", "serve", "--port", port, "--metrics-port", "0"]
     env = {**os.environ, "BIGTWO_TOKEN_KEYS": KEY_A, "BIGTWO_HOME": str(tmp_path)}
     by_flag = subprocess.run([*command, "--auth-token", token], env=env, capture_output=True, text=True, timeout=60)
     assert by_flag.returncode == 2 and "--auth-token" in by_flag.stdout + by_flag.stderr

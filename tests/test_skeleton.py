@@ -16,7 +16,7 @@ def test_subpackages_import(name: str) -> None:
 
 def test_cli_help_exits_zero() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "bigtwo.client.cli", "--help"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "bigtwo.cli.main", "--help"], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stderr
     assert "bigtwo" in proc.stdout

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bigtwo.client.vectors_cmd import VectorFileError, run_vector_files
+from bigtwo.cli.vectors_cmd import VectorFileError, run_vector_files
 from bigtwo.engine.vectors import CaseResult, check_case
 
 TESTS = Path(__file__).resolve().parent
@@ -101,7 +101,7 @@ def test_run_vector_files_refuses_a_missing_path(tmp_path: Path) -> None:
 
 def _bigtwo(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bigtwo.client.cli", *args], capture_output=True, text=True, timeout=120, cwd=REPO
+        [sys.executable, "-m", "bigtwo.cli.main", *args], capture_output=True, text=True, timeout=120, cwd=REPO
     )
 
 

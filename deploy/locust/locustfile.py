@@ -39,7 +39,7 @@ from collections.abc import Iterator  # noqa: E402
 from typing import Any  # noqa: E402
 
 import grpc  # noqa: E402
-from bigtwo.client.loadtest.generator import GARBAGE, random_legal, refused_move  # noqa: E402
+from bigtwo.tools.loadtest.generator import GARBAGE, random_legal, refused_move  # noqa: E402
 from bigtwo.engine import Deal, DealCode, deal_from_code, preset  # noqa: E402
 from bigtwo.v1 import service_pb2 as api  # noqa: E402
 from bigtwo.v1 import service_pb2_grpc as rpc  # noqa: E402

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bigtwo.client.replay import ReplayWriter, SeatInfo, dumps
+from bigtwo.engine.replay import ReplayWriter, SeatInfo, dumps
 from bigtwo.engine import Card, Deal, DealCode, Move, Refusal, Ruleset, timeout_move
 
 HERE = Path(__file__).resolve().parent

@@ -1,0 +1,90 @@
+"""``bigtwo health``: ask a server's gRPC health service (grpc.health.v1) whether it is SERVING.
+
+Exit status 0 when SERVING, 1 otherwise (NOT_SERVING, unknown service, no answer): what a container
+HEALTHCHECK or a script needs. Kubernetes uses its own ``grpc:`` probe against the same service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+DEFAULT_TARGET = "127.0.0.1:50051"
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    from .arguments import env_default, pem_certificates, positive_seconds, target
+
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "health",
+        help="check a server with the gRPC health checking protocol (exit 0 when SERVING)",
+        description="Ask grpc.health.v1.Health/Check; exit 0 when the service is SERVING, 1 otherwise.",
+    )
+    parser.add_argument(
+        "--target",
+        type=target,
+        default=env_default("BIGTWO_HEALTH_TARGET", DEFAULT_TARGET),
+        help="HOST:PORT (env BIGTWO_HEALTH_TARGET; default %(default)s)",
+    )
+    parser.add_argument(
+        "--service", default="", help="service name to ask about ('' = the server as a whole; bigtwo.v1.BigTwoService)"
+    )
+    parser.add_argument(
+        "--timeout", type=positive_seconds, default=2.0, help="seconds to connect and to answer (default %(default)s)"
+    )
+    parser.add_argument(
+        "--tls-ca",
+        type=pem_certificates,
+        default=env_default("BIGTWO_HEALTH_TLS_CA", ""),
+        help="PEM CA bundle: connect with TLS and verify the server against it (env BIGTWO_HEALTH_TLS_CA)",
+    )
+    parser.add_argument(
+        "--server-name", default="", help="with --tls-ca: the name to check the certificate against (SNI override)"
+    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="print nothing, only the exit status")
+    parser.set_defaults(func=health_main)
+    return parser
+
+
+def check(target: str, service: str = "", timeout: float = 2.0, tls_ca: str = "", server_name: str = "") -> str:
+    """The status name (SERVING, NOT_SERVING, SERVICE_UNKNOWN...) or the gRPC error code name."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    if tls_ca:
+        with open(tls_ca, "rb") as handle:
+            creds = grpc.ssl_channel_credentials(root_certificates=handle.read())
+        options = [("grpc.ssl_target_name_override", server_name)] if server_name else []
+        channel = grpc.secure_channel(target, creds, options=options)
+    else:
+        channel = grpc.insecure_channel(target)
+    with channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=service), timeout=timeout
+            )
+        except grpc.RpcError as error:
+            code = error.code() if hasattr(error, "code") else None
+            return code.name if code is not None else "ERROR"
+    return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
+
+
+def health_main(args: argparse.Namespace) -> int:
+    from bigtwo.client.client import BigTwoUnavailable, Security, check_reachable
+
+    security = Security(tls=bool(args.tls_ca), ca_file=args.tls_ca, server_name=args.server_name)
+    try:
+        # A dead address, a TLS mismatch or a port that is no gRPC server: one sentence saying which.
+        check_reachable(args.target, timeout=args.timeout, security=security)
+    except BigTwoUnavailable:
+        if args.quiet:
+            return 1
+        raise
+    status = check(args.target, args.service, args.timeout, args.tls_ca, args.server_name)
+    if not args.quiet:
+        print(
+            f"{args.target} {args.service or '(server)'}: {status}",
+            file=sys.stdout if status == "SERVING" else sys.stderr,
+        )
+    return 0 if status == "SERVING" else 1

@@ -1,0 +1,229 @@
+"""``bigtwo loadtest``: the argparse subcommand. Registering it imports nothing heavy; the handler
+imports grpc, the engine, rich and matplotlib when it runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+EPILOG = """\
+examples:
+  bigtwo loadtest --target 127.0.0.1:50051 --target 127.0.0.1:50052 --duration 20 --concurrency 64
+  bigtwo loadtest --spawn 3 --duration 10 --rate 1500 --json --plot latency.png
+  bigtwo loadtest --spawn 1 --compare-noop --duration 8
+  bigtwo loadtest --spawn 3 --kill-after 5 --duration 12 --rate 1000
+
+Every target must be one of yours: the load generator is meant for 127.0.0.1 and your own replicas.
+"""
+
+
+def _targets(values: list[str]) -> list[str]:
+    out: list[str] = []
+    for value in values:
+        out += [part.strip() for part in value.split(",") if part.strip()]
+    return out
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "loadtest",
+        help="play many real deals against replicas and report moves/s, refusals, errors and latency",
+        description=(
+            "Play N concurrent real deals (random legal moves, a share refused, a share malformed) over "
+            "PlayStream or ApplyMove against a list of targets, several connections per target, and report "
+            "moves/s, refusals, errors by status and p50/p95/p99 latency (table, --json, --plot PNG)."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from .arguments import (
+        add_ruleset_arguments,
+        non_negative_float,
+        non_negative_int,
+        non_negative_seconds,
+        one_of,
+        png_file,
+        positive_int,
+        positive_seconds,
+        share,
+        target,
+    )
+
+    add = parser.add_argument
+    add("--target", type=target, action="append", default=[], help="HOST:PORT of a replica; repeat or comma-separate")
+    add(
+        "--timeout",
+        type=positive_seconds,
+        default=5.0,
+        help="seconds each --target gets to accept a connection before the run is called off",
+    )
+    add(
+        "--spawn",
+        type=non_negative_int,
+        default=0,
+        help="start N local replicas on 127.0.0.1 free ports and target them",
+    )
+    add(
+        "--server-mode",
+        type=one_of(("aio", "sync")),
+        choices=("aio", "sync"),
+        default="aio",
+        help="mode of spawned replicas (default aio)",
+    )
+    add("--noop", action="store_true", help="spawned replicas are no-op servers (canned answers, no engine)")
+    add("--compare-noop", action="store_true", help="then run the same load against as many no-op replicas")
+    add(
+        "--mode",
+        type=one_of(("stream", "unary")),
+        choices=("stream", "unary"),
+        default="stream",
+        help="PlayStream per game or ApplyMove per move",
+    )
+    add("--concurrency", "-c", type=positive_int, default=32, help="games played at once (default 32)")
+    add("--games", type=non_negative_int, default=0, help="games to start, each played to its end (0: no bound)")
+    add("--moves", type=non_negative_int, default=0, help="stop after this many judged moves (0: no bound)")
+    add(
+        "--duration",
+        type=non_negative_seconds,
+        default=10.0,
+        help="stop after this many seconds (0: no bound; default 10)",
+    )
+    add("--ramp-seconds", type=non_negative_seconds, default=0.0, help="start the games evenly over this many seconds")
+    add("--rate", type=non_negative_float, default=0.0, help="target moves/s over all games (0: as fast as answered)")
+    add("--refused-share", type=share, default=0.05, help="share of moves sent to be refused (default 0.05)")
+    add("--malformed-share", type=share, default=0.0, help="extra malformed requests per move (default 0)")
+    add("--channels", type=positive_int, default=2, help="connections per target (default 2)")
+    add("--processes", type=positive_int, default=1, help="load generator processes (default 1)")
+    add(
+        "--source",
+        type=one_of(("engine", "service")),
+        choices=("engine", "service"),
+        default="engine",
+        help="legal moves from the local engine or LegalMoves",
+    )
+    add_ruleset_arguments(parser)
+    add("--seed", type=int, default=1, help="seed of the deal codes and move choices")
+    add("--call-timeout", type=positive_seconds, default=10.0, help="seconds per call before DEADLINE_EXCEEDED")
+    add("--auth-token", default="", help="bearer token, when the service asks for one")
+    add(
+        "--kill-after",
+        type=non_negative_seconds,
+        default=0.0,
+        help="with --spawn >= 2: SIGKILL one replica after S seconds",
+    )
+    add("--json", action="store_true", help="print the report as one JSON object")
+    add("--plot", type=png_file, default="", help="write a PNG latency plot here (needs matplotlib, the 'plot' extra)")
+    add("--no-progress", action="store_true", help="no live progress line")
+    parser.set_defaults(func=loadtest_main)
+    return parser
+
+
+def loadtest_main(args: argparse.Namespace) -> int:
+    import json
+    import threading
+    import time
+    from pathlib import Path
+
+    from bigtwo.client.client import check_reachable
+    from bigtwo.tools.loadtest.generator import LoadConfig
+    from bigtwo.tools.loadtest.report import recovery, summary, table
+    from bigtwo.tools.loadtest.runner import Replicas, run_load
+
+    from .arguments import ruleset_from_args
+    from .errors import UsageError
+
+    targets = _targets(args.target)
+    if args.noop and not args.spawn:
+        args.spawn = 1
+    if args.spawn and targets:
+        raise UsageError("give --target or --spawn, not both.")
+    if not args.spawn and not targets:
+        raise UsageError("give --target HOST:PORT (repeatable) or --spawn N.")
+    if args.kill_after and args.spawn < 2:
+        raise UsageError("--kill-after needs --spawn 2 or more.")
+    if not (args.games or args.moves or args.duration):
+        raise UsageError("bound the run with --games, --moves or --duration.")
+    rules = ruleset_from_args(args)
+    # The API's Ruleset.options: every option that differs from the preset, as text.
+    options = {
+        key: ",".join(str(item) for item in value) if isinstance(value, (list, tuple)) else str(value)
+        for key, value in rules.overrides().items()
+    }
+    for given in targets:  # a dead target calls the run off at once, instead of every game failing
+        check_reachable(given, timeout=args.timeout)
+
+    def config(target_list: list[str], verify: bool) -> LoadConfig:
+        return LoadConfig(
+            targets=target_list,
+            mode=args.mode,
+            concurrency=max(1, args.concurrency),
+            games=args.games,
+            moves=args.moves,
+            duration=args.duration,
+            ramp_seconds=args.ramp_seconds,
+            rate=args.rate,
+            refused_share=args.refused_share,
+            malformed_share=args.malformed_share,
+            channels=max(1, args.channels),
+            preset=rules.preset,
+            options=options,
+            seed=args.seed,
+            source=args.source,
+            verify=verify,
+            call_timeout=args.call_timeout,
+            auth_token=args.auth_token,
+        )
+
+    progress = not args.no_progress and sys.stderr.isatty()
+    replicas = Replicas(args.spawn, noop=args.noop, mode=args.server_mode) if args.spawn else None
+    try:
+        killed: list[float] = []
+        timer = None
+        if replicas:
+            targets = replicas.targets
+        if args.kill_after and replicas:
+            victims = replicas
+
+            def kill() -> None:
+                killed.append(time.monotonic())
+                victims.kill(0)
+
+            timer = threading.Timer(args.kill_after, kill)
+            timer.daemon = True
+        result = run_load(config(targets, verify=not args.noop), args.processes, progress=progress, before=timer)
+        if timer:
+            timer.cancel()
+        extra: dict[str, Any] = {"processes": args.processes, "server": "noop" if args.noop else "real"}
+        if replicas:
+            extra["spawned_replicas"] = args.spawn
+        if killed:
+            extra["recovery"] = recovery(result, killed[0])
+        if args.compare_noop:
+            count = args.spawn or len(targets)
+            if replicas:
+                replicas.stop()
+            replicas = Replicas(count, noop=True, mode=args.server_mode)
+            noop = run_load(config(replicas.targets, verify=False), args.processes, progress=progress)
+            noop_summary = summary(noop)
+            extra["noop"] = {k: noop_summary[k] for k in ("moves", "moves_per_s", "latency_ms")}
+            extra["ratio_to_noop"] = round(result.moves / result.seconds / max(noop.moves / noop.seconds, 1e-9), 3)
+        data = summary(result, extra)
+        if args.plot:
+            from bigtwo.tools.loadtest.plot import latency_plot
+
+            title = f"{args.mode}, {len(targets)} target(s), {args.concurrency} games"
+            latency_plot(result, Path(args.plot), title, killed[0] if killed else None)
+            data["plot"] = args.plot
+        if args.json:
+            print(json.dumps(data))
+        else:
+            from rich.console import Console
+
+            Console().print(table(data))
+        if args.plot:  # every file written is named; on stderr with --json (stdout is one JSON object)
+            print(f"Plot written to {Path(args.plot).resolve()}", file=sys.stderr if args.json else sys.stdout)
+        return 1 if data["errors"] else 0
+    finally:
+        if replicas:
+            replicas.stop()

@@ -1,0 +1,167 @@
+"""``bigtwo tournament``: the command around :mod:`bigtwo.tools.tournament` (bot levels against each
+other on duplicate deals; its docstring says how seats, points and intervals are computed): the flags,
+the progress bar, the table and the PNG chart."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bigtwo.engine.bots import LEVELS, Budget
+from bigtwo.engine.rules import Penalty
+from bigtwo.tools.tournament import TournamentResult, lower_is_better, run_tournament
+
+
+def plot(result: TournamentResult, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    levels = list(result.levels)
+    means = [result.summary(level)["mean"] for level in levels]
+    errors = [result.summary(level)["mean"] - result.summary(level)["ci95"][0] for level in levels]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.bar(levels, means, yerr=errors, capsize=6, color="#4c72b0")
+    better = "lower" if lower_is_better(result.ruleset) else "higher"
+    unit = "win rate" if result.ruleset.penalty is Penalty.NONE else "points per deal"
+    ax.set_ylabel(f"{unit} ({better} is better)")
+    ax.set_title(f"{result.ruleset.preset}: {result.deals} duplicate deals, 95% CI")
+    ax.axhline(0, color="black", linewidth=0.8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _table(result: TournamentResult) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    better = "lower" if lower_is_better(result.ruleset) else "higher"
+    unit = "win rate" if result.ruleset.penalty is Penalty.NONE else "points/deal"
+    table = Table(title=f"{result.ruleset.preset}: {result.deals} duplicate deals ({unit}, {better} is better)")
+    for column in ("level", "mean", "95% CI", "decide p95 ms"):
+        table.add_column(column, justify="right" if column != "level" else "left")
+    for level in result.levels:
+        s = result.summary(level)
+        interval = f"[{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]"
+        table.add_row(level, f"{s['mean']:.3f}", interval, f"{s['decide_ms_p95']:.2f}")
+    console.print(table)
+    pairs = Table(title="paired differences by deal (row - column)")
+    pairs.add_column("pair")
+    pairs.add_column("mean", justify="right")
+    pairs.add_column("95% CI", justify="right")
+    for i, a in enumerate(result.levels):
+        for b in result.levels[i + 1 :]:
+            mean, low, high = result.paired(a, b)
+            pairs.add_row(f"{a} - {b}", f"{mean:+.3f}", f"[{low:+.3f}, {high:+.3f}]")
+    console.print(pairs)
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    from .arguments import add_ruleset_arguments, png_file, positive_float, positive_int
+
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "tournament",
+        help="bot levels against each other on duplicate deals",
+        description=(__doc__ or "").replace("``", ""),  # the docstring's markup is not for a terminal
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_ruleset_arguments(parser)
+    parser.add_argument(
+        "--levels", default="great,good,random", help=f"comma-separated levels from {', '.join(LEVELS)}"
+    )
+    parser.add_argument(
+        "--deals", type=positive_int, default=100, help="duplicate deals (each played once per rotation)"
+    )
+    parser.add_argument("--seed", type=int, default=42, help="seed of the deal codes and the bots")
+    parser.add_argument("--jobs", type=positive_int, default=1, help="worker processes")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    parser.add_argument("--pairs", action="store_true", help="with --json, add paired differences under 'pairs'")
+    parser.add_argument(
+        "--plot",
+        type=png_file,
+        default=None,
+        metavar="PNG",
+        help="write the bar chart to PNG (default ./tournament-<preset>.png; its path is printed; "
+        "needs matplotlib, the 'plot' extra)",
+    )
+    parser.add_argument("--no-plot", action="store_true", help="write no plot")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--pro-sims", type=positive_int, default=None, help="pro: rollouts per decision")
+    parser.add_argument("--pro-steps", type=positive_int, default=None, help="pro: rollout moves per decision")
+    parser.add_argument(
+        "--pro-ms", type=positive_float, default=None, help="pro: time cap per decision in ms (not reproducible)"
+    )
+    parser.set_defaults(func=run_command)
+    return parser
+
+
+def budget_from(args: argparse.Namespace) -> Budget | None:
+    if args.pro_sims is None and args.pro_steps is None and args.pro_ms is None:
+        return None
+    base = Budget()
+    return Budget(
+        simulations=args.pro_sims if args.pro_sims is not None else base.simulations,
+        steps=args.pro_steps if args.pro_steps is not None else base.steps,
+        max_ms=args.pro_ms,
+    )
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from .arguments import plotting_missing, ruleset_from_args
+    from .errors import UsageError
+
+    levels = [level.strip().lower() for level in args.levels.split(",") if level.strip()]
+    unknown = [level for level in levels if level not in LEVELS]
+    if not levels or unknown or len(set(levels)) != len(levels):
+        raise UsageError(f"--levels {args.levels!r}: give distinct names from {', '.join(LEVELS)}.")
+    ruleset = ruleset_from_args(args)
+    chart = None if args.no_plot else Path(args.plot or f"tournament-{ruleset.preset}.png")
+    # The default chart is left out, said once at the end, when matplotlib is missing (an explicit
+    # --plot was refused when parsed): the tables are the result, the chart an extra.
+    no_chart = plotting_missing() if chart is not None and args.plot is None else ""
+    if no_chart:
+        chart = None
+    budget = budget_from(args)
+    if args.no_progress:
+        result = run_tournament(ruleset, levels, args.deals, args.seed, args.jobs, budget)
+    else:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        with Progress(
+            TextColumn("[bold]tournament"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=args.json,
+        ) as bar:
+            task = bar.add_task("deals", total=args.deals)
+            result = run_tournament(
+                ruleset, levels, args.deals, args.seed, args.jobs, budget, progress=lambda n: bar.advance(task, n)
+            )
+    if chart is not None:
+        plot(result, str(chart))
+    if args.json:
+        print(json.dumps(result.to_json(pairs=args.pairs)))
+    else:
+        _table(result)
+    if chart is not None:  # every file written is named; on stderr with --json (stdout is one JSON object)
+        print(f"Chart written to {chart.resolve()}", file=sys.stderr if args.json else sys.stdout)
+    if no_chart:
+        print(f"No chart: {no_chart}, or give --no-plot.", file=sys.stderr if args.json else sys.stdout)
+    return 0

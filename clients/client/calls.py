@@ -1,0 +1,567 @@
+"""The one table of the client's RPCs, and each public call as a pure builder.
+
+:data:`RPCS` lists every RPC the client speaks (name, request and response types, whether it may
+be sent again). Each unary method of the clients is one builder here: it takes the method's public
+arguments and returns a :class:`Call` (the RPC, its request, the converter of its answer and, for a
+call on a game sent with its token, the same request with the whole log). Each client turns every
+builder of :data:`UNARY_METHODS` into a method (:func:`bigtwo.client.sync_client.unary`,
+:func:`bigtwo.client.aio_client.unary`), so a method, its signature and its docstring are written
+once and the sync and asyncio clients cannot drift apart; they differ only in how they transport
+(tests/test_client_api.py holds them to that).
+
+Every unary RPC is a pure function of its request and a move carries its index, so all of them are
+``idempotent``: sending one again after ``UNAVAILABLE`` can never apply a move twice. The stream
+is not (it holds a deal); it resumes from its last token instead (:class:`StreamState`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
+
+from bigtwo.engine import Card, DealContext, DealRecord, DealSettlement, Move, Ruleset
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
+from google.protobuf.message import Message
+
+from .codec import (
+    KIND_FROM_PB,
+    cards_text,
+    context_from_pb,
+    context_to_pb,
+    deal_result_pb,
+    events_from_pb,
+    game_to_pb,
+    move_to_pb,
+    outcome_from_pb,
+    play_from_pb,
+    plays_from_pb,
+    refusal_from_pb,
+    ruleset_from_pb,
+    ruleset_to_pb,
+    settlement_from_pb,
+    table_from_pb,
+    view_from_pb,
+)
+from .results import (
+    BotChoice,
+    Dealt,
+    GameRef,
+    Hint,
+    LegalMoves,
+    MatchStanding,
+    MoveResult,
+    NamedPlay,
+    Outcome,
+    PresetInfo,
+    Readout,
+    Replayed,
+    RulesetInfo,
+)
+
+SERVICE = "bigtwo.v1.BigTwoService"
+
+R = TypeVar("R", bound=Message)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Rpc(Generic[R]):
+    """One RPC of the service as the client speaks it."""
+
+    name: str
+    request: type[Message]
+    response: type[R]
+    idempotent: bool = True
+    """Sent again (on the next target, after a backoff) when it finds a target UNAVAILABLE."""
+    streaming: bool = False
+
+    @property
+    def path(self) -> str:
+        return f"/{SERVICE}/{self.name}"
+
+
+LIST_PRESETS = Rpc("ListPresets", api.ListPresetsRequest, api.ListPresetsResponse)
+DESCRIBE_RULESET = Rpc("DescribeRuleset", api.DescribeRulesetRequest, api.DescribeRulesetResponse)
+DEAL = Rpc("Deal", api.DealRequest, api.DealResponse)
+VALIDATE_MOVE = Rpc("ValidateMove", api.ValidateMoveRequest, api.ValidateMoveResponse)
+APPLY_MOVE = Rpc("ApplyMove", api.ApplyMoveRequest, api.ApplyMoveResponse)
+LEGAL_MOVES = Rpc("LegalMoves", api.LegalMovesRequest, api.LegalMovesResponse)
+NEXT_HINT = Rpc("NextHint", api.NextHintRequest, api.NextHintResponse)
+TIMEOUT_MOVE = Rpc("TimeoutMove", api.TimeoutMoveRequest, api.TimeoutMoveResponse)
+SPLIT_HAND = Rpc("SplitHand", api.SplitHandRequest, api.SplitHandResponse)
+NAME_CARDS = Rpc("NameCards", api.NameCardsRequest, api.NameCardsResponse)
+SCORE_DEAL = Rpc("ScoreDeal", api.ScoreDealRequest, api.ScoreDealResponse)
+SETTLE_MATCH = Rpc("SettleMatch", api.SettleMatchRequest, api.SettleMatchResponse)
+REPLAY_LOG = Rpc("ReplayLog", api.ReplayLogRequest, api.ReplayLogResponse)
+BOT_MOVE = Rpc("BotMove", api.BotMoveRequest, api.BotMoveResponse)
+PLAY_STREAM = Rpc("PlayStream", api.PlayStreamRequest, api.PlayStreamResponse, idempotent=False, streaming=True)
+
+RPCS: tuple[Rpc[Any], ...] = (
+    LIST_PRESETS,
+    DESCRIBE_RULESET,
+    DEAL,
+    VALIDATE_MOVE,
+    APPLY_MOVE,
+    LEGAL_MOVES,
+    NEXT_HINT,
+    TIMEOUT_MOVE,
+    SPLIT_HAND,
+    NAME_CARDS,
+    SCORE_DEAL,
+    SETTLE_MATCH,
+    REPLAY_LOG,
+    BOT_MOVE,
+    PLAY_STREAM,
+)
+UNARY_RPCS = tuple(rpc for rpc in RPCS if not rpc.streaming)
+NOT_OFFERED = frozenset({"AuditLog"})
+"""RPCs of the service the client does not wrap: replay files are audited where they are read
+(:mod:`bigtwo.engine.replay`), so a client has no use for the remote audit."""
+
+
+@dataclass(slots=True)
+class Call(Generic[R, T]):
+    """One unary call, ready to send: what a client method does, without the transport."""
+
+    rpc: Rpc[R]
+    request: Message
+    convert: Callable[[R], T]
+    timeout: float | None = None
+    """Seconds; None: the client's own deadline."""
+    game: GameRef | None = None
+    """For a call on a game: the game, and ``build`` its request from a :class:`pb.Game`."""
+    build: Callable[[pb.Game], Message] | None = None
+
+    def with_log(self) -> Message | None:
+        """For a call on a game sent with its token: the same request with the game's whole log,
+        sent once when a replica refuses the token as foreign (keys rotated, another deployment).
+        None when there is no token to refuse or no log to send instead."""
+        game, build = self.game, self.build
+        if game is None or build is None or not game.token or not (game.deal_code or game.hands):
+            return None
+        return build(game_to_pb(game, use_token=False))
+
+
+def _on_game(
+    rpc: Rpc[R], game: GameRef, build: Callable[[pb.Game], Message], convert: Callable[[R], T], timeout: float | None
+) -> Call[R, T]:
+    """A call on ``game``: with its token when it has one (the log otherwise)."""
+    return Call(rpc, build(game_to_pb(game)), convert, timeout, game, build)
+
+
+# -- answers shared by the unary calls and the stream --------------------------------------------
+
+
+def dealt_from(response: api.DealResponse | api.StreamOpened, game: GameRef) -> Dealt:
+    return Dealt(
+        game,
+        response.deal_code,
+        table_from_pb(response.table),
+        events_from_pb(response.events, game.ruleset),
+        view_from_pb(response.view, response.HasField("view")),
+        response.seat_token,
+    )
+
+
+def moved(response: api.ApplyMoveResponse | api.StreamMoveResult, game: GameRef, index: int, text: str) -> MoveResult:
+    """The answer to move ``index`` (sent as ``text``) on ``game``; its game is the one after it."""
+    outcome = outcome_from_pb(response.outcome)
+    if outcome.accepted:
+        canonical = "pass" if outcome.is_pass else (outcome.play.text if outcome.play else text)
+        game = game.after(canonical, response.state_token or b"")
+    elif response.state_token:
+        game = replace(game, token=response.state_token)
+    return MoveResult(
+        index,
+        outcome,
+        events_from_pb(response.events, game.ruleset),
+        game,
+        table_from_pb(response.table),
+        view_from_pb(response.view, response.HasField("view")),
+        response.seat_token if isinstance(response, api.ApplyMoveResponse) else b"",
+    )
+
+
+# -- the unary methods, one builder each ---------------------------------------------------------
+
+
+def list_presets(*, timeout: float | None = None) -> Call[api.ListPresetsResponse, list[PresetInfo]]:
+    """The service's presets with their rulesets, fingerprints and descriptions."""
+
+    def convert(response: api.ListPresetsResponse) -> list[PresetInfo]:
+        return [
+            PresetInfo(p.name, p.summary, ruleset_from_pb(p.ruleset), p.fingerprint, tuple(p.description))
+            for p in response.presets
+        ]
+
+    return Call(LIST_PRESETS, api.ListPresetsRequest(), convert, timeout)
+
+
+def describe_ruleset(
+    ruleset: Ruleset, *, timeout: float | None = None
+) -> Call[api.DescribeRulesetResponse, RulesetInfo]:
+    """The ruleset as the service reads it: its overrides of the preset, fingerprint and rules in words."""
+
+    def convert(response: api.DescribeRulesetResponse) -> RulesetInfo:
+        return RulesetInfo(
+            ruleset_from_pb(response.ruleset),
+            dict(response.overrides),
+            response.fingerprint,
+            tuple(response.description),
+        )
+
+    return Call(DESCRIBE_RULESET, api.DescribeRulesetRequest(ruleset=ruleset_to_pb(ruleset)), convert, timeout)
+
+
+def deal(
+    ruleset: Ruleset,
+    *,
+    deal_code: str | None = None,
+    hands: Sequence[str] | None = None,
+    context: DealContext | None = None,
+    view_seat: int | None = None,
+    timeout: float | None = None,
+) -> Call[api.DealResponse, Dealt]:
+    """A new deal: from a deal code, explicit hands, or fresh cards (the service picks a code).
+    Retrying a fresh deal is safe: the service keeps nothing, so a lost answer is just dropped."""
+    request = api.DealRequest(ruleset=ruleset_to_pb(ruleset), context=context_to_pb(context or DealContext()))
+    if deal_code:
+        request.deal_code = deal_code
+    elif hands:
+        request.explicit_deal.hands.extend(hands)
+    if view_seat is not None:
+        request.view_seat = view_seat
+
+    def convert(response: api.DealResponse) -> Dealt:
+        game = GameRef(
+            ruleset=ruleset,
+            deal_code=response.deal_code,
+            hands=tuple(hands or ()) if not response.deal_code else (),
+            context=context or DealContext(),
+            token=response.state_token,
+        )
+        return dealt_from(response, game)
+
+    return Call(DEAL, request, convert, timeout)
+
+
+def apply_move(
+    game: GameRef,
+    move: Move | str,
+    *,
+    seat: int | None = None,
+    view_seat: int | None = None,
+    timeout: float | None = None,
+) -> Call[api.ApplyMoveResponse, MoveResult]:
+    """Apply ``move`` (its index is ``game.moves_made``). A refused move is an answer
+    (``result.outcome.refusal``), not an exception; ``result.game`` is the game after it."""
+    index = game.moves_made
+    message = move_to_pb(move, seat, index)
+
+    def build(g: pb.Game) -> api.ApplyMoveRequest:
+        request = api.ApplyMoveRequest(game=g, move=message)
+        if view_seat is not None:
+            request.view_seat = view_seat
+        return request
+
+    return _on_game(APPLY_MOVE, game, build, lambda r: moved(r, game, index, message.text), timeout)
+
+
+def validate_move(
+    game: GameRef, move: Move | str, *, seat: int | None = None, timeout: float | None = None
+) -> Call[api.ValidateMoveResponse, Outcome]:
+    """Whether ``move`` would be accepted now, and why not; nothing is applied."""
+    message = move_to_pb(move, seat, game.moves_made)
+    return _on_game(
+        VALIDATE_MOVE,
+        game,
+        lambda g: api.ValidateMoveRequest(game=g, move=message),
+        lambda r: outcome_from_pb(r.outcome),
+        timeout,
+    )
+
+
+def legal_moves(game: GameRef, *, timeout: float | None = None) -> Call[api.LegalMovesResponse, LegalMoves]:
+    """Every play the seat to act may make, and whether it may pass."""
+    return _on_game(
+        LEGAL_MOVES,
+        game,
+        lambda g: api.LegalMovesRequest(game=g),
+        lambda r: LegalMoves(r.seat, plays_from_pb(r.plays), r.can_pass),
+        timeout,
+    )
+
+
+def next_hint(
+    game: GameRef, after: str | int | Sequence[Card] = "", *, timeout: float | None = None
+) -> Call[api.NextHintResponse, Hint]:
+    """HK's Find: the next play of the hint cycle after the current selection."""
+    text = cards_text(after)
+    return _on_game(
+        NEXT_HINT,
+        game,
+        lambda g: api.NextHintRequest(game=g, after=text),
+        lambda r: Hint(play_from_pb(r.play) if r.HasField("play") else None, r.cycle_length),
+        timeout,
+    )
+
+
+def timeout_move(
+    game: GameRef, *, bot_level: str = "", timeout: float | None = None
+) -> Call[api.TimeoutMoveResponse, Move]:
+    """The move a timed-out turn makes (apply it with ``apply_move``): the rules' (HK: pass, or
+    the lowest card when leading), or with ``bot_level`` that bot's (TW)."""
+    return _on_game(
+        TIMEOUT_MOVE,
+        game,
+        lambda g: api.TimeoutMoveRequest(game=g, bot_level=bot_level),
+        lambda r: Move.parse(r.move.seat, r.move.text),
+        timeout,
+    )
+
+
+def bot_move(
+    game: GameRef,
+    level: str,
+    *,
+    seed: int = 0,
+    simulations: int = 0,
+    max_ms: int = 0,
+    timeout: float | None = None,
+) -> Call[api.BotMoveResponse, BotChoice]:
+    """The move a bot of ``level`` (random, beginner, good, great, pro) makes for the seat to
+    act, decided by the service from that seat's view only; the same game, level and seed give
+    the same move. ``simulations`` / ``max_ms``: the pro search's budget (0: its default)."""
+    return _on_game(
+        BOT_MOVE,
+        game,
+        lambda g: api.BotMoveRequest(game=g, level=level, seed=seed, simulations=simulations, max_ms=max_ms),
+        lambda r: BotChoice(Move.parse(r.move.seat, r.move.text), r.name, r.level),
+        timeout,
+    )
+
+
+def split_hand(
+    ruleset: Ruleset, hand: str | int | Sequence[Card], *, timeout: float | None = None
+) -> Call[api.SplitHandResponse, list[NamedPlay]]:
+    """A hand cut into plays under ``ruleset`` (the "plays" sort order of a hand)."""
+    request = api.SplitHandRequest(ruleset=ruleset_to_pb(ruleset), hand=cards_text(hand))
+    return Call(SPLIT_HAND, request, lambda r: list(plays_from_pb(r.plays)), timeout)
+
+
+def _readout(response: api.NameCardsResponse) -> Readout:
+    return Readout(
+        response.name,
+        KIND_FROM_PB.get(response.kind),
+        response.playable,
+        None if response.playable else refusal_from_pb(response.refusal),
+        response.ending_now,
+    )
+
+
+def name_cards(
+    cards: str | int | Sequence[Card],
+    *,
+    game: GameRef | None = None,
+    seat: int = 0,
+    ruleset: Ruleset | None = None,
+    table: str | int | Sequence[Card] = "",
+    timeout: float | None = None,
+) -> Call[api.NameCardsResponse, Readout]:
+    """The readout line: for a seat in a game, or under a ruleset against a table."""
+    text = cards_text(cards)
+    if game is not None:
+        return _on_game(
+            NAME_CARDS, game, lambda g: api.NameCardsRequest(cards=text, game=g, seat=seat), _readout, timeout
+        )
+    request = api.NameCardsRequest(cards=text, ruleset=ruleset_to_pb(ruleset or Ruleset()), table=cards_text(table))
+    return Call(NAME_CARDS, request, _readout, timeout)
+
+
+def score_deal(game: GameRef, *, timeout: float | None = None) -> Call[api.ScoreDealResponse, DealSettlement]:
+    """The settlement card of a finished deal."""
+    return _on_game(SCORE_DEAL, game, lambda g: api.ScoreDealRequest(game=g), settlement_from_pb, timeout)
+
+
+def score_counts(
+    ruleset: Ruleset,
+    cards_left: Sequence[int],
+    twos_left: Sequence[int] = (),
+    *,
+    timeout: float | None = None,
+) -> Call[api.ScoreDealResponse, DealSettlement]:
+    """The settlement card of cards left (and twos left) per seat under ``ruleset``: the scoring
+    alone, for a deal played elsewhere."""
+    counts = api.CardCounts(ruleset=ruleset_to_pb(ruleset), cards_left=list(cards_left), twos_left=list(twos_left))
+    return Call(SCORE_DEAL, api.ScoreDealRequest(counts=counts), settlement_from_pb, timeout)
+
+
+def settle_match(
+    ruleset: Ruleset,
+    deals: Sequence[DealRecord],
+    *,
+    empty_seats: Sequence[int] = (),
+    stopped: bool = False,
+    timeout: float | None = None,
+) -> Call[api.SettleMatchResponse, MatchStanding]:
+    """The match's standing after ``deals``: totals, deals won, whether it is over (``stopped``:
+    the players stopped it) and the next deal's context."""
+    request = api.SettleMatchRequest(
+        ruleset=ruleset_to_pb(ruleset),
+        deals=[deal_result_pb(d) for d in deals],
+        empty_seats=list(empty_seats),
+        stopped=stopped,
+    )
+
+    def convert(response: api.SettleMatchResponse) -> MatchStanding:
+        return MatchStanding(
+            tuple(response.totals),
+            tuple(response.deals_won),
+            response.over,
+            tuple(response.winners),
+            context_from_pb(response.next_context),
+        )
+
+    return Call(SETTLE_MATCH, request, convert, timeout)
+
+
+def replay_log(
+    game: GameRef, *, view_seat: int | None = None, timeout: float | None = None
+) -> Call[api.ReplayLogResponse, Replayed]:
+    """Replay ``game``'s whole log (its token is ignored); stops at the first refused move."""
+    request = api.ReplayLogRequest(log=game_to_pb(game, use_token=False).log)
+    if view_seat is not None:
+        request.view_seat = view_seat
+
+    def convert(response: api.ReplayLogResponse) -> Replayed:
+        return Replayed(
+            response.moves_applied,
+            response.refused,
+            response.refused_at,
+            refusal_from_pb(response.refusal) if response.refused else None,
+            events_from_pb(response.events, game.ruleset),
+            table_from_pb(response.table),
+            replace(game, moves=game.moves[: response.moves_applied], token=response.state_token),
+        )
+
+    return Call(REPLAY_LOG, request, convert, timeout)
+
+
+UNARY_METHODS: dict[str, Callable[..., Call[Any, Any]]] = {
+    "list_presets": list_presets,
+    "describe_ruleset": describe_ruleset,
+    "deal": deal,
+    "apply_move": apply_move,
+    "validate_move": validate_move,
+    "legal_moves": legal_moves,
+    "next_hint": next_hint,
+    "timeout_move": timeout_move,
+    "bot_move": bot_move,
+    "split_hand": split_hand,
+    "name_cards": name_cards,
+    "score_deal": score_deal,
+    "score_counts": score_counts,
+    "settle_match": settle_match,
+    "replay_log": replay_log,
+}
+"""Every unary method of both clients, by name: the test of the clients checks that each client
+has exactly these, made from these builders."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def as_method(method: F, build: Callable[..., Any], owner: str) -> F:
+    """``method`` (a client's transport of ``build``'s call) dressed as ``build``: its name,
+    docstring and signature with ``self`` first, for ``help()``, IDEs and the signature test."""
+    functools.update_wrapper(method, build)
+    method.__qualname__ = f"{owner}.{build.__name__}"
+    signature = inspect.signature(build, eval_str=True)
+    own = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[own, *signature.parameters.values()],
+        return_annotation=typing.get_args(signature.return_annotation)[1],  # Call[Response, T] -> T
+    )
+    return method
+
+
+# -- the stream ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class StreamState:
+    """What a PlayStream knows between messages, whichever transport carries it: the game so far
+    (whose token reopens a broken stream) and the deal as it was opened."""
+
+    game: GameRef
+    view_seat: int | None
+    resume: bool
+    opened: Dealt | None = None
+
+    def open_request(self) -> api.PlayStreamRequest:
+        opening = api.StreamOpen(game=game_to_pb(self.game), state_tokens=self.resume)
+        if self.view_seat is not None:
+            opening.view_seat = self.view_seat
+        return api.PlayStreamRequest(open=opening)
+
+    def on_opened(self, response: api.PlayStreamResponse) -> Dealt:
+        opened = response.opened
+        self.game = replace(self.game, token=opened.state_token or self.game.token)
+        self.opened = dealt_from(opened, self.game)
+        return self.opened
+
+    def move_request(self, message: pb.Move, validate_only: bool) -> api.PlayStreamRequest:
+        return api.PlayStreamRequest(move=api.StreamMove(move=message, validate_only=validate_only))
+
+    def on_moved(self, response: api.PlayStreamResponse, message: pb.Move, validate_only: bool) -> MoveResult:
+        reply = response.move_result
+        if validate_only:
+            outcome = outcome_from_pb(reply.outcome)
+            return MoveResult(message.index, outcome, (), self.game, table_from_pb(reply.table), None)
+        result = moved(reply, self.game, message.index, message.text)
+        self.game = result.game
+        return result
+
+
+class StreamView:
+    """What both PlayStream classes show of their :class:`StreamState`, written once."""
+
+    _state: StreamState
+
+    @property
+    def game(self) -> GameRef:
+        """The game after the last move answered (its token reopens the stream)."""
+        return self._state.game
+
+    @property
+    def opened(self) -> Dealt | None:
+        """The deal as the stream first showed it."""
+        return self._state.opened
+
+    @property
+    def view_seat(self) -> int | None:
+        return self._state.view_seat
+
+    @property
+    def resume(self) -> bool:
+        return self._state.resume
+
+
+__all__ = [
+    "NOT_OFFERED",
+    "RPCS",
+    "SERVICE",
+    "UNARY_METHODS",
+    "UNARY_RPCS",
+    "Call",
+    "Rpc",
+    "StreamState",
+    "StreamView",
+    "as_method",
+    "dealt_from",
+    "moved",
+]

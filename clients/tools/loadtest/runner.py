@@ -1,0 +1,228 @@
+"""Running a load: local replicas to aim at, several generator processes, the live progress line."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import replace
+from typing import Any
+
+from .generator import LoadConfig, LoadResult, run
+
+# -- local replicas --------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_serving(target: str, timeout: float = 120.0, process: subprocess.Popen[bytes] | None = None) -> None:
+    """Wait until ``target`` answers the gRPC health check with SERVING. A replica that exits is
+    reported at once; one still starting is given long, since a loaded machine may take tens of
+    seconds to start a server and its worker processes."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    deadline = time.monotonic() + timeout
+    with grpc.insecure_channel(target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while True:
+            if process is not None and process.poll() is not None:
+                raise RuntimeError(f"replica {target} exited with {process.returncode}")
+            try:
+                reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.RpcError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"replica {target} not serving after {timeout} s")
+            time.sleep(0.1)
+
+
+class Replicas:
+    """N ``bigtwo serve`` processes (or no-op servers) on 127.0.0.1, sharing one signing key so that
+    any replica verifies any other's tokens. :meth:`stop` always ends them."""
+
+    def __init__(self, count: int, *, noop: bool = False, mode: str = "aio", grace: float = 2.0) -> None:
+        self.home = tempfile.mkdtemp(prefix="bigtwo-loadtest-")
+        env = {**os.environ, "BIGTWO_TOKEN_KEYS": secrets.token_hex(32), "BIGTWO_HOME": self.home}
+        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        self.ports = [free_port() for _ in range(count)]
+        self.processes: list[subprocess.Popen[bytes]] = []
+        try:
+            for port in self.ports:
+                if noop:
+                    command = [sys.executable, "-m", "bigtwo.tools.service_bench", "--serve", "noop"]
+                    command += ["--port", str(port), "--mode", mode]
+                else:
+                    command = [sys.executable, "-m", "bigtwo.cli.main", "serve", "--port", str(port)]
+                    command += ["--metrics-port", "0", "--mode", mode, "--grace", str(grace)]
+                self.processes.append(
+                    subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                )
+            for target, process in zip(self.targets, self.processes, strict=True):
+                wait_serving(target, process=process)
+        except BaseException:
+            self.stop()
+            raise
+
+    @property
+    def targets(self) -> list[str]:
+        return [f"127.0.0.1:{port}" for port in self.ports]
+
+    def kill(self, index: int, signum: int = signal.SIGKILL) -> None:
+        process = self.processes[index]
+        if process.poll() is None:
+            process.send_signal(signum)
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.processes = []
+
+
+# -- processes -------------------------------------------------------------------------------------
+
+
+def split(cfg: LoadConfig, processes: int) -> list[LoadConfig]:
+    """Share one load between ``processes`` generators: games, moves, rate and concurrency divided,
+    disjoint game numbers (so the same seed gives the same deals in total)."""
+    if processes <= 1:
+        return [cfg]
+
+    def part(total: int, index: int) -> int:
+        return total // processes + (1 if index < total % processes else 0)
+
+    out = []
+    for index in range(processes):
+        out.append(
+            replace(
+                cfg,
+                concurrency=max(1, part(cfg.concurrency, index)),
+                games=part(cfg.games, index) if cfg.games else 0,
+                moves=max(1, part(cfg.moves, index)) if cfg.moves else 0,
+                rate=cfg.rate / processes,
+                first_game=cfg.first_game + index * 10_000_000,
+                ramp_seconds=cfg.ramp_seconds,
+            )
+        )
+    return out
+
+
+def _child(cfg: LoadConfig, shared: Any, queue: Any, ready: Any, go: Any) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def tick(result: LoadResult) -> None:
+        shared[:] = list(result.snapshot())
+
+    ready.put(os.getpid())
+    go.wait(120)
+    queue.put(run(cfg, on_tick=tick))
+
+
+class Progress:
+    """The live line: read from the running result(s) by rich's refresh thread."""
+
+    def __init__(self, sources: list[Any], started: float) -> None:
+        self.sources = sources
+        self.started = started
+        self.last = (started, 0)
+        self.rate = 0.0
+
+    def totals(self) -> list[int]:
+        sums = [0] * 6
+        for source in self.sources:
+            values = source.snapshot() if isinstance(source, LoadResult) else list(source)
+            for i, value in enumerate(values):
+                sums[i] += int(value)
+        return sums
+
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        moves, refused, errors, finished, retried, open_games = self.totals()
+        now = time.monotonic()
+        if now - self.last[0] >= 0.5:
+            self.rate = (moves - self.last[1]) / (now - self.last[0])
+            self.last = (now, moves)
+        line = (
+            f"{now - self.started:6.1f}s  games {finished} done, {open_games} open  ·  moves {moves} "
+            f"({self.rate:,.0f}/s)  ·  refused {refused}  ·  retried {retried}  ·  errors {errors}"
+        )
+        return Text(line, style="red" if errors else "")
+
+
+def run_load(
+    cfg: LoadConfig, processes: int = 1, *, progress: bool = False, before: threading.Timer | None = None
+) -> LoadResult:
+    """Run ``cfg`` in this process or in ``processes`` processes; ``before`` starts with the load."""
+    live = None
+    started = time.monotonic()
+    if processes <= 1:
+        result = LoadResult()
+        if progress:
+            from rich.console import Console
+            from rich.live import Live
+
+            live = Live(Progress([result], started), console=Console(stderr=True), refresh_per_second=4)
+            live.start()
+        try:
+            if before:
+                before.start()
+            return run(cfg, result)
+        finally:
+            if live:
+                live.stop()
+    context = multiprocessing.get_context("spawn")
+    queue, ready, go = context.Queue(), context.Queue(), context.Event()
+    arrays = [context.Array("d", 6, lock=False) for _ in range(processes)]
+    children = [
+        context.Process(target=_child, args=(part, arrays[i], queue, ready, go), daemon=True)
+        for i, part in enumerate(split(cfg, processes))
+    ]
+    for child in children:
+        child.start()
+    for _ in children:
+        ready.get(timeout=120)  # every child has imported grpc and the engine: start together
+    started = time.monotonic()
+    go.set()
+    if progress:
+        from rich.console import Console
+        from rich.live import Live
+
+        live = Live(Progress(arrays, started), console=Console(stderr=True), refresh_per_second=4)
+        live.start()
+    if before:
+        before.start()
+    merged = LoadResult()
+    try:
+        limit = (cfg.duration or 3600) + 120
+        for _ in children:
+            merged.merge(queue.get(timeout=limit))
+    finally:
+        if live:
+            live.stop()
+        for child in children:
+            child.join(timeout=10)
+            if child.is_alive():
+                child.kill()
+    merged.config = {**cfg.__dict__, "processes": processes}
+    return merged

@@ -1,0 +1,206 @@
+"""``bigtwo tournament``: bot levels against each other on duplicate deals.
+
+Seating. With ``k`` levels ``L[0..k-1]`` at an ``n``-seat table, every deal is played at ``k``
+tables; at table ``t`` seat ``s`` is taken by level ``L[(t + s) % k]`` (the level list repeated
+cyclically around the table, rotated by one per table). So every level sits in every seat exactly
+once per deal with the same cards, which cancels the luck of the deal. When ``k < n`` a level can
+fill more than one seat of a table (``great,good,random`` at 4 seats: ``great good random great``,
+then ``good random great good``, then ``random great good random``).
+
+Points. A level's points for a deal are the mean, over every seat it held at that deal's tables,
+of the seat's deal score under the ruleset: its penalty under ``penalty`` settlement (lower is
+better), its zero-sum score under ``zero-sum`` (higher is better). Under ``penalty = none``
+(``taiwan``) there is no score: the points are the win rate (1 for going out first, else 0;
+higher is better).
+
+Intervals. ``ci95`` is mean ± 1.96·sd/√n over the per-deal points (normal approximation, n =
+deals). Differences between two levels (``--pairs``, and the table) are *paired* by deal: the
+interval of the per-deal difference, which is much narrower because both levels played the same
+cards.
+
+Every deal starts fresh (deal 1 of a match: ``winner-leads`` presets open with the lowest card).
+Deal codes come from ``--seed``; bots are seeded per deal, table and seat, so a run is
+reproducible (except ``pro`` given ``--pro-ms``, which uses the clock).
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import random
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bigtwo.engine import Deal, DealCode, Ruleset, deal_from_code, observe
+from bigtwo.engine.bots import Budget, bot_for
+from bigtwo.engine.rules import Penalty, Settlement
+
+
+def seat_levels(levels: Sequence[str], players: int, table: int) -> list[str]:
+    """Who sits where at table ``table`` of a deal (see the module docstring)."""
+    k = len(levels)
+    return [levels[(table + seat) % k] for seat in range(players)]
+
+
+def deal_code(seed: int, index: int) -> DealCode:
+    return DealCode(random.Random(f"bigtwo-tournament/{seed}/{index}").getrandbits(60))
+
+
+def lower_is_better(ruleset: Ruleset) -> bool:
+    return ruleset.penalty is not Penalty.NONE and ruleset.settlement is Settlement.PENALTY
+
+
+def seat_points(ruleset: Ruleset, deal: Deal, seat: int) -> float:
+    if ruleset.penalty is Penalty.NONE:
+        return 1.0 if deal.winner == seat else 0.0
+    return float(deal.scores[seat])
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    ruleset: Ruleset
+    levels: tuple[str, ...]
+    seed: int
+    budget: Budget | None
+
+
+@dataclass(slots=True)
+class DealResult:
+    index: int
+    points: dict[str, float]
+    decide_ms: dict[str, list[float]]
+
+
+def play_table(job: Job, code: DealCode, seats: list[str], rng_prefix: str) -> tuple[list[float], list[list[float]]]:
+    """Play one deal at one table; (points per seat, decision times in ms per seat)."""
+    ruleset = job.ruleset
+    deal = Deal.start(ruleset, deal_from_code(code, ruleset))
+    bots = [bot_for(level, job.budget) for level in seats]
+    rngs = [random.Random(f"{rng_prefix}/{seat}") for seat in range(len(seats))]
+    times: list[list[float]] = [[] for _ in seats]
+    while not deal.over:
+        seat = deal.to_act
+        observation = observe(deal, seat, with_history=True)
+        started = time.perf_counter()
+        move = bots[seat].choose(observation, ruleset, rngs[seat])
+        times[seat].append((time.perf_counter() - started) * 1000)
+        deal.do(move)
+    return [seat_points(ruleset, deal, seat) for seat in range(len(seats))], times
+
+
+def run_deal(job: Job, index: int) -> DealResult:
+    code = deal_code(job.seed, index)
+    players = job.ruleset.players
+    sums: dict[str, float] = {level: 0.0 for level in job.levels}
+    counts: dict[str, int] = {level: 0 for level in job.levels}
+    decide: dict[str, list[float]] = {level: [] for level in job.levels}
+    for table in range(len(job.levels)):
+        seats = seat_levels(job.levels, players, table)
+        points, times = play_table(job, code, seats, f"bigtwo-tournament/{job.seed}/{index}/{table}")
+        for seat, level in enumerate(seats):
+            sums[level] += points[seat]
+            counts[level] += 1
+            decide[level].extend(times[seat])
+    return DealResult(index, {level: sums[level] / counts[level] for level in job.levels if counts[level]}, decide)
+
+
+_JOB: Job | None = None
+
+
+def _init_worker(job: Job) -> None:
+    global _JOB
+    _JOB = job
+
+
+def _worker(index: int) -> DealResult:
+    assert _JOB is not None
+    return run_deal(_JOB, index)
+
+
+@dataclass(slots=True)
+class TournamentResult:
+    ruleset: Ruleset
+    levels: tuple[str, ...]
+    deals: int
+    points: dict[str, list[float]] = field(default_factory=dict)
+    """Per level, its points for each deal (deal order)."""
+    decide_ms: dict[str, list[float]] = field(default_factory=dict)
+
+    def summary(self, level: str) -> dict[str, Any]:
+        values = self.points[level]
+        mean, low, high = mean_ci(values)
+        return {
+            "mean": round(mean, 4),
+            "ci95": [round(low, 4), round(high, 4)],
+            "decide_ms_p95": round(p95(self.decide_ms[level]), 3),
+        }
+
+    def paired(self, a: str, b: str) -> tuple[float, float, float]:
+        """Mean and 95% interval of (points of a - points of b), paired by deal."""
+        return mean_ci([x - y for x, y in zip(self.points[a], self.points[b], strict=True)])
+
+    def to_json(self, pairs: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "preset": self.ruleset.preset,
+            "deals": self.deals,
+            "levels": {level: self.summary(level) for level in self.levels},
+        }
+        if pairs:
+            rows = {}
+            for i, a in enumerate(self.levels):
+                for b in self.levels[i + 1 :]:
+                    mean, low, high = self.paired(a, b)
+                    rows[f"{a}-{b}"] = {"mean": round(mean, 4), "ci95": [round(low, 4), round(high, 4)]}
+            out["pairs"] = rows
+        return out
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
+    if not values:
+        return 0.0, 0.0, 0.0
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, mean, mean
+    half = 1.96 * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, mean - half, mean + half
+
+
+def p95(values: Sequence[float]) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def run_tournament(
+    ruleset: Ruleset,
+    levels: Sequence[str],
+    deals: int,
+    seed: int,
+    jobs: int = 1,
+    budget: Budget | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> TournamentResult:
+    job = Job(ruleset, tuple(levels), seed, budget)
+    results: list[DealResult] = []
+    if jobs <= 1 or deals <= 1:
+        for index in range(deals):
+            results.append(run_deal(job, index))
+            if progress:
+                progress(1)
+    else:
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(jobs, initializer=_init_worker, initargs=(job,)) as pool:
+            for result in pool.imap_unordered(_worker, range(deals), chunksize=1):
+                results.append(result)
+                if progress:
+                    progress(1)
+    results.sort(key=lambda r: r.index)
+    out = TournamentResult(ruleset, tuple(levels), deals)
+    for level in levels:
+        out.points[level] = [r.points[level] for r in results]
+        out.decide_ms[level] = [t for r in results for t in r.decide_ms[level]]
+    return out
