@@ -9,9 +9,10 @@ from pathlib import Path
 
 from bigtwo.client import BigTwoClient
 from bigtwo.client.client import GameRef
-from bigtwo.engine.replay import audit_log, read_replay
+from bigtwo.client.replay_files import read_replay
 from bigtwo.client.table import Table, bot_seat
 from bigtwo.engine import Ruleset
+from bigtwo.engine.replay import audit_log
 
 
 def main() -> None:

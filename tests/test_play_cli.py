@@ -16,7 +16,8 @@ from pathlib import Path
 import pexpect
 import pytest
 from bigtwo.cli.main import COMMANDS
-from bigtwo.engine.replay import audit_log, read_replay
+from bigtwo.client.replay_files import read_replay
+from bigtwo.engine.replay import audit_log
 from client_support import BIGTWO, Server
 from service_support import CODE, free_port
 

@@ -15,9 +15,10 @@ from pathlib import Path
 import pexpect
 import pytest
 from bigtwo.client import BigTwoClient
+from bigtwo.client.replay_files import read_replay
 from bigtwo.client.table import Seat, Table, bot_seat, hint_seat
 from bigtwo.engine import Ruleset
-from bigtwo.engine.replay import audit_log, dumps, read_replay
+from bigtwo.engine.replay import audit_log, dumps
 from client_support import BIGTWO, Server
 from service_support import CODE, children_of
 

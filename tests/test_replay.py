@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from bigtwo.cli.main import main as cli_main
+from bigtwo.client.replay_files import read_replay
 from bigtwo.engine import Deal, DealCode, Move, Refusal, Ruleset, deal_from_code
 from bigtwo.engine.replay import (
     GameLog,
@@ -24,7 +25,6 @@ from bigtwo.engine.replay import (
     dumps,
     game_log_from_deals,
     loads,
-    read_replay,
     seal,
 )
 from bigtwo.engine.replay.audit import SignatureStatus

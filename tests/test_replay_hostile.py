@@ -12,8 +12,9 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from bigtwo.client.replay_files import read_replay
 from bigtwo.engine.cards import split_card_text
-from bigtwo.engine.replay import GameLog, ReplayFormatError, VerdictKind, audit_text, dumps, loads, read_replay
+from bigtwo.engine.replay import GameLog, ReplayFormatError, VerdictKind, audit_text, dumps, loads
 from bigtwo.engine.replay.format import Action, ActionKind, _at_line, _card_tokens, _fast_parse, _scan, parse_action
 from bigtwo.engine.replay.limits import ReplayLimits
 from bigtwo.tools.hostile_bench import BUDGET_BYTES, hostile_texts, largest_valid, sample_match

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from bigtwo.client.replay_files import read_replay
 from bigtwo.engine.replay.audit import VerdictKind, audit_log, audit_text
-from bigtwo.engine.replay.format import ReplayFormatError, read_replay
+from bigtwo.engine.replay.format import ReplayFormatError
 
 REPORT_FORMAT = "bigtwo-audit-report/1"
 

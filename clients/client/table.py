@@ -55,10 +55,11 @@ from bigtwo.engine import (
     Ruleset,
     observe,
 )
-from bigtwo.engine.replay import GameLog, ReplayWriter, SeatInfo, dumps, write_replay
+from bigtwo.engine.replay import GameLog, ReplayWriter, SeatInfo, dumps
 from bigtwo.engine.replay.names import seat_ref
 
 from .client import BigTwoClient, Dealt, GameRef, MatchStanding, MoveResult, PlayStream, RefusalInfo, TableView
+from .replay_files import write_replay
 
 MAX_REFUSALS_PER_TURN = 50
 """A source refused this many times in one turn gets the timeout move instead."""
