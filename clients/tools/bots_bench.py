@@ -1,4 +1,4 @@
-"""Issue 6's bars for the bot levels, measured with ``bigtwo tournament``'s machinery:
+"""The bars the bot levels must clear (docs/BOTS.md), measured with ``bigtwo tournament``'s machinery:
 
 * ``great,good,beginner,random`` on ``--deals`` duplicate deals (4 levels, one each per seat);
 * ``pro,great,random`` on ``--pro-deals`` duplicate deals (pro at its default budget unless
