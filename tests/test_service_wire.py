@@ -65,7 +65,7 @@ def test_table_and_events_match_the_messages_built_field_by_field(ruleset: Rules
 
 
 class Judged(NamedTuple):
-    index: int
+    move_index: int
     outcome: bytes
     events: tuple[Event, ...]
 

@@ -1,0 +1,190 @@
+"""Loading games: a new deal (from a deal code, explicit hands or fresh entropy), a deal replayed
+from its log, or a deal resumed from a state token; and the tokens and seat checks every answer of
+a loaded game needs. Every request limit on what is loaded is checked here, before the work."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from bigtwo.engine import Deal, DealCode, Move, Refusal, Ruleset, deal_from_code, explicit_deal
+from bigtwo.v1 import types_pb2 as pb
+
+from . import convert as cv
+from .deal_ids import DealIds
+from .errors import ResourceExhausted, at_field, bad_field
+from .game import CallInfo, Game
+from .limits import LIMITS, Limits, quote
+from .tokens import LastMove, TokenCodec, explicit_identity, identity_of
+
+
+class GameLoader:
+    """Loads the game a request names, and writes the tokens of one. Thread-safe: it holds only the
+    token codec, the limits and the deal names."""
+
+    def __init__(
+        self,
+        codec: TokenCodec,
+        entropy: Callable[[int], bytes] = secrets.token_bytes,
+        limits: Limits = LIMITS,
+    ) -> None:
+        self.codec = codec
+        self.entropy = entropy
+        self.limits = limits
+        self.deal_ids = DealIds(codec.keys.signing_key)
+
+    def _named(self, game: Game, info: CallInfo) -> Game:
+        game.public_id = info.deal_id = self.deal_ids.of(game.identity)
+        info.preset = game.ruleset.preset
+        return game
+
+    def start(
+        self,
+        ruleset: Ruleset,
+        source: str,
+        code_text: str,
+        hands: list[str],
+        context_msg: pb.DealContext,
+        path: str,
+        info: CallInfo,
+    ) -> Game:
+        """A new deal from a code (``source == "deal_code"``), explicit hands, or fresh (None)."""
+        base = path
+        path = f"{path}." if path else ""
+        limits = self.limits
+        if source == "explicit_deal":
+            if len(hands) > 4:
+                raise bad_field(f"{path}explicit_deal.hands", "at most 4 hands")
+            for seat, text in enumerate(hands):
+                if len(text) > limits.card_text:
+                    raise bad_field(f"{path}explicit_deal.hands[{seat}]", f"at most {limits.card_text} characters")
+            with at_field(f"{path}explicit_deal.hands"):
+                dealt = explicit_deal(list(hands), ruleset)
+            identity = explicit_identity(dealt.hands)
+        else:
+            if source == "deal_code":
+                if len(code_text) > limits.deal_code_text:
+                    raise bad_field(f"{path}deal_code", "a deal code is 13 symbols")
+                with at_field(f"{path}deal_code"):
+                    deal_code = DealCode.parse(code_text)
+            else:
+                deal_code = DealCode.from_entropy(self.entropy(16))
+            dealt = deal_from_code(deal_code, ruleset)
+            identity = identity_of(False, deal_code.seed)
+        context = cv.context_from(context_msg, ruleset.players, f"{path}context")
+        with at_field(base or "context"):
+            deal = Deal.start(ruleset, dealt, context)
+        return self._named(Game(ruleset, deal, identity, dealt.face_up_card, dealt.face_up_seat), info)
+
+    def load_log(self, log: pb.GameLog, path: str, info: CallInfo) -> Game:
+        ruleset = cv.ruleset_from(log.ruleset, f"{path}.ruleset")
+        source = log.WhichOneof("deal")
+        if source is None:
+            raise bad_field(f"{path}.deal_code", "a log needs its cards: set deal_code or explicit_deal")
+        self._check_moves(log.moves, f"{path}.moves")
+        game = self.start(ruleset, source, log.deal_code, list(log.explicit_deal.hands), log.context, path, info)
+        deal = game.deal
+        last = len(log.moves) - 1
+        for index, text in enumerate(log.moves):
+            where = f"{path}.moves[{index}]"
+            try:
+                move = Move.parse(deal.to_act, text)
+                if index == last:
+                    game.previous, game.last_move = deal.state(), LastMove.of(move)
+                deal.do(move)
+            except Refusal as refusal:
+                raise bad_field(
+                    where,
+                    f"move {index} ({quote(text)}) is refused ({refusal.reason.value}): {refusal.message}",
+                    reason="LOG_MOVE_REFUSED",
+                ) from None
+        return game
+
+    def _check_moves(self, moves: Any, path: str) -> None:
+        """A log's moves against the limits, before any is replayed."""
+        limits = self.limits
+        if len(moves) > limits.log_moves:
+            raise ResourceExhausted(
+                f"{path}: {len(moves)} moves; at most {limits.log_moves}",
+                reason="LOG_TOO_LONG",
+                metadata={"max_moves": str(limits.log_moves)},
+            )
+        for index, text in enumerate(moves):
+            if len(text) > limits.card_text:
+                raise bad_field(f"{path}[{index}]", f"at most {limits.card_text} characters")
+
+    def load(self, message: pb.Game, path: str, info: CallInfo) -> Game:
+        which = message.WhichOneof("game")
+        if which == "state_token":
+            snap = self.codec.decode(message.state_token, f"{path}.state_token")
+            deal = Deal.from_state(snap.ruleset, snap.state)
+            deal.face_up_card, deal.face_up_seat = snap.face_up_card, snap.face_up_seat
+            game = Game(
+                snap.ruleset,
+                deal,
+                snap.identity,
+                snap.face_up_card,
+                snap.face_up_seat,
+                snap.previous,
+                snap.last_move,
+                snap.packed,
+                snap.history,
+                snap.state,
+                snap.history,
+            )
+            game.history_moves = snap.state.moves_made
+            game.viewer = snap.viewer
+            return self._named(game, info)
+        if which == "log":
+            return self.load_log(message.log, f"{path}.log", info)
+        raise bad_field(path, "set log or state_token")
+
+    def token(self, game: Game) -> bytes:
+        return self.codec.encode(game.snapshot())
+
+    def seat_token(self, game: Game, view_seat: int | None) -> bytes:
+        """The token bound to ``view_seat`` an answer with a view carries (none without one); for a
+        game already bound to that seat it is the game's own token, ``state_token``."""
+        if view_seat is None:
+            return b""
+        return self.codec.encode(game.snapshot(view_seat))
+
+    def view_seat_of(self, request: Any, game: Game, path: str = "view_seat") -> int | None:
+        """The seat whose view an answer carries (``request.view_seat``, named ``path`` in errors):
+        a seat-bound game allows only its own seat, and takes it as the default."""
+        view_seat = None
+        if request.HasField("view_seat"):
+            view_seat = cv.seat_from(request.view_seat, game.ruleset.players, path)
+        if game.viewer >= 0:
+            if view_seat is not None:
+                game.check_seat(view_seat, path)
+            return game.viewer
+        return view_seat
+
+    @staticmethod
+    def code_for(game: Game, view_seat: int | None) -> str:
+        """The deal code an answer carries: the table host's (no view_seat) always, a seat's only
+        once the deal is over. docs/SECURITY.md."""
+        return game.deal_code if view_seat is None or game.deal.over else ""
+
+    @staticmethod
+    def _view_seat(request: object, rules: Ruleset, name: str = "view_seat") -> int | None:
+        if not request.HasField(name):  # type: ignore[attr-defined]
+            return None
+        return cv.seat_from(getattr(request, name), rules.players, name)
+
+    def _require(self, request: object, name: str) -> None:
+        if not request.HasField(name):  # type: ignore[attr-defined]
+            raise bad_field(name, "required")
+
+    def _hand(self, text: str, path: str) -> int:
+        """A hand given as input: its cards, at most as many as any seat is dealt."""
+        hand = cv.mask_from(text, path)
+        most = self.limits.hand_cards
+        if hand.bit_count() > most:
+            raise bad_field(path, f"{hand.bit_count()} cards; a hand has at most {most}")
+        return hand
+
+
+__all__ = ["GameLoader"]
