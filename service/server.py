@@ -234,7 +234,12 @@ def _announce(cfg: ServerConfig, port: int, reuse_port: bool, hosting: Hosting) 
     )
 
 
-def run_sync(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None = None) -> int:
+def run_sync(
+    cfg: ServerConfig,
+    reuse_port: bool,
+    make_core: CoreFactory | None = None,
+    on_bound: Callable[[int], None] | None = None,
+) -> int:
     hosting = _setup(cfg, make_core)
     server = grpc.server(
         TimedThreadPool(max_workers=cfg.threads, thread_name_prefix="bigtwo"),
@@ -248,6 +253,8 @@ def run_sync(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None 
     names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
     port = _bind(server, cfg)
+    if on_bound is not None:  # the caller learns the port bound (--port 0: one the system chose)
+        on_bound(port)
     hosting.heavy.warm()  # the heavy calls' workers start beside the server, which serves meanwhile
     server.start()
     for name in ("", SERVICE_NAME):
@@ -271,7 +278,12 @@ def run_sync(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None 
     return 0
 
 
-async def _run_aio(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None = None) -> int:
+async def _run_aio(
+    cfg: ServerConfig,
+    reuse_port: bool,
+    make_core: CoreFactory | None = None,
+    on_bound: Callable[[int], None] | None = None,
+) -> int:
     hosting = _setup(cfg, make_core)
     server = grpc.aio.server(
         options=grpc_options(cfg, reuse_port), maximum_concurrent_rpcs=cfg.max_concurrent_rpcs or None
@@ -282,6 +294,8 @@ async def _run_aio(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory |
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     port = _bind(server, cfg)
+    if on_bound is not None:  # the caller learns the port bound (--port 0: one the system chose)
+        on_bound(port)
     hosting.heavy.warm()  # the heavy calls' workers start beside the server, which serves meanwhile
     await server.start()
     for name in ("", SERVICE_NAME):
@@ -309,10 +323,15 @@ async def _run_aio(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory |
     return 0
 
 
-def run_aio(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None = None) -> int:
+def run_aio(
+    cfg: ServerConfig,
+    reuse_port: bool,
+    make_core: CoreFactory | None = None,
+    on_bound: Callable[[int], None] | None = None,
+) -> int:
     import uvloop
 
-    return uvloop.run(_run_aio(cfg, reuse_port, make_core))
+    return uvloop.run(_run_aio(cfg, reuse_port, make_core, on_bound))
 
 
 def _on_signals(callback: Callable[[], None]) -> None:
@@ -323,7 +342,12 @@ def _on_signals(callback: Callable[[], None]) -> None:
     signal.signal(signal.SIGINT, handler)
 
 
-def run_one(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None = None) -> int:
+def run_one(
+    cfg: ServerConfig,
+    reuse_port: bool,
+    make_core: CoreFactory | None = None,
+    on_bound: Callable[[int], None] | None = None,
+) -> int:
     """Serve in this process until SIGTERM; ``make_core`` swaps the handlers (the bench's no-op)."""
     configure_logging(cfg.log_level)
     # Everything loaded so far lives as long as the process: keep it out of the cyclic collector,
@@ -333,8 +357,8 @@ def run_one(cfg: ServerConfig, reuse_port: bool, make_core: CoreFactory | None =
     gc.set_threshold(20_000, 50, 100)
     try:
         if cfg.mode == "sync":
-            return run_sync(cfg, reuse_port, make_core)
-        return run_aio(cfg, reuse_port, make_core)
+            return run_sync(cfg, reuse_port, make_core, on_bound)
+        return run_aio(cfg, reuse_port, make_core, on_bound)
     except (OSError, KeyConfigError, ValueError) as exc:
         logger().error("cannot serve", error=str(exc))
         return 1
