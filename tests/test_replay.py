@@ -484,10 +484,12 @@ def test_bigtwo_audit_folder_json_and_exit_status(tmp_path: Path, capsys: pytest
 def test_fast_parser_agrees_with_tomllib(name: str) -> None:
     import tomllib
 
-    from bigtwo.engine.replay.format import _fast_parse, _Reader, locate
+    from bigtwo.engine.replay.general import locate
+    from bigtwo.engine.replay.layout import try_layout
+    from bigtwo.engine.replay.reader import _Reader
 
     text = _text(name)
-    fast = _fast_parse(text)
+    fast = try_layout(text)
     assert fast is not None, "canonical files take the fast path"
     data, where = fast
     assert data == tomllib.loads(text)

@@ -15,8 +15,11 @@ import pytest
 from bigtwo.client.replay_files import read_replay
 from bigtwo.engine.cards import split_card_text
 from bigtwo.engine.replay import GameLog, ReplayFormatError, VerdictKind, audit_text, dumps, loads
-from bigtwo.engine.replay.format import Action, ActionKind, _at_line, _card_tokens, _fast_parse, _scan, parse_action
+from bigtwo.engine.replay.actions import _card_tokens, parse_action
+from bigtwo.engine.replay.general import scan
+from bigtwo.engine.replay.layout import try_layout
 from bigtwo.engine.replay.limits import ReplayLimits
+from bigtwo.engine.replay.model import Action, ActionKind, _at_line
 from bigtwo.tools.hostile_bench import BUDGET_BYTES, hostile_texts, largest_valid, sample_match
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -145,7 +148,7 @@ def test_structure_limits_hold_in_both_layouts(match: str) -> None:
     items = match.replace("actions = [\n", "actions = [\n" + '  "p1 pass",\n' * LIMITS.items, 1)
     assert "more than 12288 array elements" in str(_refusal(items))
     general = "a = [" + "1,\n" * (LIMITS.items + 1) + "]\n"
-    assert _fast_parse(general) is None
+    assert try_layout(general) is None
     assert "array elements" in str(_refusal(general)) or "laid out" in str(_refusal(general))
     small = ReplayLimits(items=10, general_bytes=1 << 20)
     with pytest.raises(ReplayFormatError, match="more than 10 array elements"):
@@ -334,5 +337,5 @@ def test_an_action_at_a_line_is_an_ordinary_action() -> None:
 )
 def test_the_scan_passes_valid_toml_within_the_limits(text: str) -> None:
     tomllib.loads(text)
-    _scan(text, LIMITS)
+    scan(text, LIMITS)
     assert "unknown key" in str(_refusal(text))

@@ -1,16 +1,18 @@
-"""Replay files and auditing (issue 4): a deterministic, hash-chained, optionally signed TOML
-record of a whole match, the checker that re-runs it against the engine, and two renderers.
+"""Replay files and auditing: a deterministic, hash-chained, optionally signed TOML
+record of a whole match, and the checker that re-runs it against the engine.
 
 Start here::
 
-    from . import read_replay, audit_log, ReplayWriter, dumps, loads
+    from bigtwo.engine.replay import audit_log, ReplayWriter, dumps, loads
 
-    log = read_replay("game.toml")        # lenient import, ReplayFormatError names the line
+    log = loads(text)                     # lenient import, ReplayFormatError names the line
     verdict = audit_log(log, key=None)    # AuditVerdict: VALID, or the first thing wrong
     text = dumps(log)                     # canonical bytes: same game -> same text
 
-``format`` (parse/serialize/hash chain/signature) and ``audit`` are pure; only the explicit
-``read_replay``/``write_replay`` helpers touch files.
+Pure, no I/O: ``model`` (the values), ``canonical`` (the text, hash chain and signature), ``reader``
+(``loads``, with ``layout`` and ``general`` under it), ``actions`` (one action line), ``validate``
+(one log's structure), ``audit`` and ``writer``; ``format`` gathers the format's names. Files are
+read and written by ``bigtwo.client.replay_files``.
 """
 
 from .audit import AuditVerdict, Problem, StepView, VerdictKind, audit_log, audit_text
@@ -28,11 +30,9 @@ from .format import (
     chain_heads,
     dumps,
     loads,
-    read_replay,
     seal,
     sign,
     signature_for,
-    write_replay,
 )
 from .writer import ReplayWriter, actions_from_events, game_log_from_deals
 
@@ -59,9 +59,7 @@ __all__ = [
     "dumps",
     "game_log_from_deals",
     "loads",
-    "read_replay",
     "seal",
     "sign",
     "signature_for",
-    "write_replay",
 ]

@@ -49,19 +49,10 @@ from .. import (
     timeout_move,
 )
 from ..cards import parse_cards
-from .format import (
-    DEFAULT_LIMITS,
-    SIGNATURE_SCHEME,
-    Action,
-    ActionKind,
-    DealLog,
-    GameLog,
-    ReplayFormatError,
-    chain_heads,
-    loads,
-    signature_for,
-)
-from .limits import ReplayLimits
+from .canonical import chain_heads, signature_for
+from .limits import DEFAULT_LIMITS, ReplayLimits
+from .model import SIGNATURE_SCHEME, Action, ActionKind, DealLog, GameLog, ReplayFormatError
+from .reader import loads
 
 
 class VerdictKind(StrEnum):

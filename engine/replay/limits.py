@@ -87,4 +87,7 @@ class ReplayLimits:
     two or three deals fits."""
 
 
-__all__ = ["ReplayLimits"]
+DEFAULT_LIMITS = ReplayLimits()
+"""The limits :func:`~bigtwo.engine.replay.reader.loads` checks when given none."""
+
+__all__ = ["DEFAULT_LIMITS", "ReplayLimits"]

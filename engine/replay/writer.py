@@ -36,16 +36,8 @@ from .. import (
     mask_text,
 )
 from ..cards import split_card_text
-from .format import (
-    Action,
-    ActionKind,
-    DealLog,
-    DealResult,
-    GameLog,
-    MatchResult,
-    SeatInfo,
-    seal,
-)
+from .canonical import seal
+from .model import Action, ActionKind, DealLog, DealResult, GameLog, MatchResult, SeatInfo
 from .names import seat_ref as _seat_ref
 
 
