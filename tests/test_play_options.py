@@ -16,7 +16,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from bigtwo.cli import play_cmd
+from bigtwo.cli import play_person, play_screen, play_setup
+from bigtwo.cli.arguments import ruleset_from_args
 from bigtwo.cli.errors import UsageError
 from bigtwo.cli.main import build_parser
 from bigtwo.cli.main import main as cli_main
@@ -58,12 +59,12 @@ OPTION_SETS = [
 @pytest.mark.parametrize("options", OPTION_SETS, ids=lambda o: " ".join(o) or "none")
 def test_the_share_line_gives_the_same_rules_and_cards(name: str, options: list[str]) -> None:
     args = parse("play", "--preset", name, *options)
-    rules = play_cmd.ruleset_from_args(args)
-    line = play_cmd.share_command(rules, CODE, seat=1, bots=["good", "great", "pro"][: rules.players - 1])
+    rules = ruleset_from_args(args)
+    line = play_setup.share_command(rules, CODE, seat=1, bots=["good", "great", "pro"][: rules.players - 1])
     words = shlex.split(line)
     assert words[:2] == ["bigtwo", "play"]
     again = parse(*words[1:])
-    shared = play_cmd.ruleset_from_args(again)
+    shared = ruleset_from_args(again)
     assert shared == rules and shared.fingerprint == rules.fingerprint
     assert again.deal_code == CODE and again.seat == 1
 
@@ -71,10 +72,10 @@ def test_the_share_line_gives_the_same_rules_and_cards(name: str, options: list[
 def test_the_share_line_of_a_ruleset_file_needs_no_file(tmp_path: Path) -> None:
     path = tmp_path / "house.toml"
     path.write_text('preset = "hong-kong"\nsuit_order = "CDHS"\nmatch = "deals:3"\n', encoding="utf-8")
-    rules = play_cmd.ruleset_from_args(parse("play", "--ruleset", str(path)))
-    line = play_cmd.share_command(rules, CODE)
+    rules = ruleset_from_args(parse("play", "--ruleset", str(path)))
+    line = play_setup.share_command(rules, CODE)
     assert "house.toml" not in line and "--preset hong-kong" in line
-    assert play_cmd.ruleset_from_args(parse(*shlex.split(line)[1:])) == rules
+    assert ruleset_from_args(parse(*shlex.split(line)[1:])) == rules
 
 
 # -- --ruleset FILE -------------------------------------------------------------------------------
@@ -88,7 +89,7 @@ def test_deal_takes_a_ruleset_file_as_toml_or_json(tmp_path: Path, capsys: pytes
         assert cli_main(["deal", "--ruleset", str(tmp_path / name), "--deal-code", CODE, "--json"]) == 0
         data = json.loads(capsys.readouterr().out)
         assert data["ruleset_fingerprint"] == rules.fingerprint and data["players"] == 3
-    on_top = play_cmd.ruleset_from_args(parse("deal", "--ruleset", str(tmp_path / "r.toml"), "-o", "flush=none"))
+    on_top = ruleset_from_args(parse("deal", "--ruleset", str(tmp_path / "r.toml"), "-o", "flush=none"))
     assert on_top == rules.with_options(flush="none")
 
 
@@ -100,7 +101,7 @@ def test_bad_ruleset_files_are_usage_errors(tmp_path: Path, capsys: pytest.Captu
     assert ".toml or .json" in usage_error(capsys, "play", "--ruleset", str(tmp_path / "rules.yaml"))
     (tmp_path / "ok.json").write_text('{"preset": "web"}', encoding="utf-8")
     with pytest.raises(UsageError, match="not both"):
-        play_cmd.ruleset_from_args(parse("play", "--ruleset", str(tmp_path / "ok.json"), "--preset", "classic"))
+        ruleset_from_args(parse("play", "--ruleset", str(tmp_path / "ok.json"), "--preset", "classic"))
 
 
 # -- refusals in one sentence -----------------------------------------------------------------------
@@ -113,41 +114,41 @@ def test_deals_zero_and_bad_seats_are_refused(capsys: pytest.CaptureFixture[str]
         assert "seats are p1, p2, p3 and p4" in usage_error(capsys, "play", "--seat", seat)
     assert parse("play", "--seat", "p3").seat == 2 and parse("play", "--seat", "4").seat == 3
     with pytest.raises(UsageError, match="this table seats p1-p3"):
-        play_cmd.setup_from_args(parse("play", "--seat", "p4", "-o", "players=3"))
+        play_setup.setup_from_args(parse("play", "--seat", "p4", "-o", "players=3"))
     with pytest.raises(UsageError, match="not both"):
-        play_cmd.ruleset_from_args(parse("play", "--deals", "2", "-o", "match=open"))
+        ruleset_from_args(parse("play", "--deals", "2", "-o", "match=open"))
     assert "folder" in usage_error(capsys, "play", "--replay-out", "/nonexistent-folder/game.toml")
 
 
 def test_the_match_length_is_said_in_words() -> None:
     def said(**options: str) -> str:
-        return play_cmd.match_length(preset("classic").with_options(**options))
+        return play_setup.match_length(preset("classic").with_options(**options))
 
     assert said() == "a match of 8 deals; the lowest total wins"
     assert said(match="deals:1") == "a match of 1 deal; the lowest total wins"
     assert said(match="open", settlement="zero-sum").startswith("an open match (it goes on until you quit)")
     assert said(match="target:100").startswith("a match to 100 points")
-    assert play_cmd.match_length(preset("taiwan")) == "a single deal; the most deals won wins"
+    assert play_setup.match_length(preset("taiwan")) == "a single deal; the most deals won wins"
 
 
 def test_resume_takes_everything_from_its_file(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="leave out --preset, --bots"):
-        play_cmd.setup_from_replay(parse("play", "--resume", "x.toml", "--preset", "web", "--bots", "pro"))
+        play_setup.setup_from_replay(parse("play", "--resume", "x.toml", "--preset", "web", "--bots", "pro"))
     with pytest.raises(UsageError, match="no such file"):
-        play_cmd.setup_from_replay(parse("play", "--resume", str(tmp_path / "missing.toml")))
+        play_setup.setup_from_replay(parse("play", "--resume", str(tmp_path / "missing.toml")))
     over = tmp_path / "over.toml"
     over.write_text((GOLDEN / "classic-4p.toml").read_text(encoding="utf-8"), encoding="utf-8")
     with pytest.raises(UsageError, match="is over; nothing to resume"):
-        play_cmd.setup_from_replay(parse("play", "--resume", str(over)))
+        play_setup.setup_from_replay(parse("play", "--resume", str(over)))
     writer = ReplayWriter(preset("classic"))
     writer.start_deal(CODE)
     writer.play_text(0, "3D")
     edited = tmp_path / "edited.toml"
     edited.write_text(dumps(writer.log()).replace('"p1 3D",', '"p1 3D 3S",'), encoding="utf-8")
     with pytest.raises(UsageError, match="does not check out"):
-        play_cmd.setup_from_replay(parse("play", "--resume", str(edited)))
+        play_setup.setup_from_replay(parse("play", "--resume", str(edited)))
     with pytest.raises(UsageError, match="p2 is a bot of level 1; bigtwo play knows random, beginner"):
-        play_cmd.setup_from_replay(parse("play", "--resume", str(GOLDEN / "web.toml")))
+        play_setup.setup_from_replay(parse("play", "--resume", str(GOLDEN / "web.toml")))
 
 
 def test_an_unfinished_file_of_one_person_and_bots_resumes(tmp_path: Path) -> None:
@@ -159,7 +160,7 @@ def test_an_unfinished_file_of_one_person_and_bots_resumes(tmp_path: Path) -> No
     writer.play_text(0, "3D")
     path = tmp_path / "unfinished.toml"
     path.write_text(dumps(writer.log()), encoding="utf-8")
-    setup = play_cmd.setup_from_replay(parse("play", "--resume", str(path)))
+    setup = play_setup.setup_from_replay(parse("play", "--resume", str(path)))
     assert setup.me == 0 and setup.levels == (None, "good", "good", "pro")
     assert setup.names == ("Ann", "good bot (p2)", "good bot (p3)", "pro bot") and setup.replay_out == path
 
@@ -180,7 +181,7 @@ def test_names_are_distinct_and_shown_with_one_numbering() -> None:
 
 
 def test_play_writes_distinct_names_into_its_file() -> None:
-    setup = play_cmd.setup_from_args(parse("play", "--seat", "p2"))
+    setup = play_setup.setup_from_args(parse("play", "--seat", "p2"))
     assert setup.names == ("good bot (p1)", "You", "good bot (p3)", "good bot (p4)") and setup.me == 1
 
 
@@ -194,21 +195,34 @@ def test_refusals_on_screen_name_seats_as_the_screen_does() -> None:
         deal.do_text(other, "pass")
     assert f"seat {deal.to_act}" in out_of_turn.value.message  # what the engine (and the service) says
     stream = io.StringIO()
-    say = play_cmd.Out("never", stream)
+    say = play_screen.Out("never", stream)
     labels = seat_labels(["good bot", "good bot", "You", "great bot"])
-    screen = play_cmd.Screen(say, labels, me=2)
-    person = play_cmd.Person(2, say, screen=screen, reader=lambda _: "quit")
+    screen = play_screen.Screen(say, labels, me=2)
+    person = play_person.Person(2, say, screen=screen, reader=lambda _: "quit")
     table = SimpleNamespace(to_act=deal.to_act, over=False, winner=None)
     refusal = SimpleNamespace(reason=out_of_turn.value.reason, message=out_of_turn.value.message)
-    with pytest.raises(play_cmd.QuitGame):
+    with pytest.raises(play_person.QuitGame):
         person(SimpleNamespace(refusal=refusal, table=table))
     shown = stream.getvalue()
     assert f"It is {labels[deal.to_act]}'s turn" in shown and "seat " not in shown, shown
     over = SimpleNamespace(reason=Reason.GAME_OVER, message="The deal is over: seat 3 went out")
     done = SimpleNamespace(to_act=0, over=True, winner=3)
-    assert play_cmd.refusal_sentence(over, done, screen.who) == "The deal is over: p4 great bot went out"
+    assert play_person.refusal_sentence(over, done, screen.who) == "The deal is over: p4 great bot went out"
     plain = SimpleNamespace(reason=Reason.DOES_NOT_BEAT, message="Pair 9 does not beat Pair K")
-    assert play_cmd.refusal_sentence(plain, done, screen.who) == "Pair 9 does not beat Pair K"
+    assert play_person.refusal_sentence(plain, done, screen.who) == "Pair 9 does not beat Pair K"
+
+
+def test_enter_after_the_hint_to_pass_passes() -> None:
+    """When the hint finds nothing that beats the table it says pass; Enter then passes."""
+    stream = io.StringIO()
+    say = play_screen.Out("never", stream)
+    lines = iter(["hint", ""])
+    person = play_person.Person(0, say, reader=lambda _: next(lines))
+    client = SimpleNamespace(next_hint=lambda game, selection: SimpleNamespace(play=None))
+    refusal = SimpleNamespace(reason=Reason.DOES_NOT_BEAT, message="Pair 9 does not beat Pair K")
+    turn = SimpleNamespace(refusal=refusal, table=None, client=client, game=None)
+    assert person(turn) == "pass"
+    assert "Hint: nothing beats the table; pass." in stream.getvalue()
 
 
 # -- the writer reads a log back --------------------------------------------------------------------

@@ -187,3 +187,44 @@ def test_the_games_own_server_is_started_again_when_it_dies(tmp_path: Path) -> N
     child.close()
     assert child.exitstatus == 0
     assert audit_log(read_replay(replay)).ok
+
+
+def test_a_log_the_service_refuses_is_reported_with_the_seats_named_p1_to_pn() -> None:
+    """A restore the service does not accept ends in :class:`TableMismatch`; the engine's sentence
+    for a move out of turn or after the deal (``seat 1``, numbered from 0) is said with the seats
+    named as everywhere else, from the reason and the table the service answered with."""
+    from types import SimpleNamespace
+
+    from bigtwo.client.results import RefusalInfo
+    from bigtwo.client.table import TableMismatch, refusal_in_seat_names, script_seat
+    from bigtwo.engine import Deal, DealCode, Reason, Refusal, deal_from_code, preset
+    from bigtwo.engine.replay import ReplayWriter
+
+    rules = preset("classic")
+    seats = [script_seat([], name=f"s{seat}") for seat in range(rules.players)]
+    writer = ReplayWriter(rules, [seat.info for seat in seats])
+    writer.start_deal(CODE)
+    writer.play_text(0, "3D")
+    log = writer.log()
+
+    def refusing(refusal: RefusalInfo, table: SimpleNamespace) -> SimpleNamespace:
+        answer = SimpleNamespace(refused=True, moves_applied=0, refused_at=0, refusal=refusal, table=table)
+        return SimpleNamespace(replay_log=lambda game: answer)
+
+    out_of_turn = RefusalInfo(Reason.NOT_YOUR_TURN, "It is seat 1's turn, not seat 0's")
+    with pytest.raises(TableMismatch) as turn:
+        Table(refusing(out_of_turn, SimpleNamespace(over=False, to_act=1, winner=None)), rules, seats).restore(log)  # type: ignore[arg-type]
+    assert "the service refused move 1 of the log: It is p2's turn" in str(turn.value)
+    assert "seat " not in str(turn.value)
+    over = RefusalInfo(Reason.GAME_OVER, "The deal is over: seat 3 went out")
+    with pytest.raises(TableMismatch) as done:
+        Table(refusing(over, SimpleNamespace(over=True, to_act=0, winner=3)), rules, seats).restore(log)  # type: ignore[arg-type]
+    assert str(done.value).endswith("The deal is over: p4 went out") and "seat " not in str(done.value)
+
+    # The mirror's own refusal (the engine deal stands for the table): the same words.
+    deal = Deal.start(rules, deal_from_code(DealCode.parse(CODE), rules))
+    with pytest.raises(Refusal) as engine:
+        deal.do_text(deal.to_act + 1, "pass")
+    assert f"seat {deal.to_act}" in engine.value.message
+    said = refusal_in_seat_names(RefusalInfo(engine.value.reason, engine.value.message), deal)
+    assert said == f"It is p{deal.to_act + 1}'s turn"

@@ -120,22 +120,32 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def loadtest_main(args: argparse.Namespace) -> int:
-    import json
-    import threading
-    import time
-    from pathlib import Path
-
     from bigtwo.client.client import check_reachable
-    from bigtwo.tools.loadtest.generator import LoadConfig
-    from bigtwo.tools.loadtest.report import recovery, summary, table
-    from bigtwo.tools.loadtest.runner import Replicas, run_load
+    from bigtwo.tools.loadtest.runner import Replicas
 
     from .arguments import ruleset_from_args
-    from .errors import UsageError
 
     targets = _targets(args.target)
     if args.noop and not args.spawn:
         args.spawn = 1
+    _check_bounds(args, targets)
+    rules = ruleset_from_args(args)
+    for given in targets:  # a dead target calls the run off at once, instead of every game failing
+        check_reachable(given, timeout=args.timeout)
+    replicas = Replicas(args.spawn, noop=args.noop, mode=args.server_mode) if args.spawn else None
+    try:
+        data = _measure(args, rules, replicas.targets if replicas else targets, replicas)
+    finally:
+        if replicas:
+            replicas.stop()
+    _print_report(args, data)
+    return 1 if data["errors"] else 0
+
+
+def _check_bounds(args: argparse.Namespace, targets: list[str]) -> None:
+    """Refuse a run with no targets or two kinds of them, a kill with nothing to kill, no bound."""
+    from .errors import UsageError
+
     if args.spawn and targets:
         raise UsageError("give --target or --spawn, not both.")
     if not args.spawn and not targets:
@@ -144,86 +154,112 @@ def loadtest_main(args: argparse.Namespace) -> int:
         raise UsageError("--kill-after needs --spawn 2 or more.")
     if not (args.games or args.moves or args.duration):
         raise UsageError("bound the run with --games, --moves or --duration.")
-    rules = ruleset_from_args(args)
+
+
+def _config(args: argparse.Namespace, rules: Any, targets: list[str], verify: bool) -> Any:
+    """The load generator's configuration for ``targets``."""
+    from bigtwo.tools.loadtest.generator import LoadConfig
+
     # The API's Ruleset.options: every option that differs from the preset, as text.
     options = {
         key: ",".join(str(item) for item in value) if isinstance(value, (list, tuple)) else str(value)
         for key, value in rules.overrides().items()
     }
-    for given in targets:  # a dead target calls the run off at once, instead of every game failing
-        check_reachable(given, timeout=args.timeout)
+    return LoadConfig(
+        targets=targets,
+        mode=args.mode,
+        concurrency=max(1, args.concurrency),
+        games=args.games,
+        moves=args.moves,
+        duration=args.duration,
+        ramp_seconds=args.ramp_seconds,
+        rate=args.rate,
+        refused_share=args.refused_share,
+        malformed_share=args.malformed_share,
+        channels=max(1, args.channels),
+        preset=rules.preset,
+        options=options,
+        seed=args.seed,
+        source=args.source,
+        verify=verify,
+        call_timeout=args.call_timeout,
+        auth_token=args.auth_token,
+    )
 
-    def config(target_list: list[str], verify: bool) -> LoadConfig:
-        return LoadConfig(
-            targets=target_list,
-            mode=args.mode,
-            concurrency=max(1, args.concurrency),
-            games=args.games,
-            moves=args.moves,
-            duration=args.duration,
-            ramp_seconds=args.ramp_seconds,
-            rate=args.rate,
-            refused_share=args.refused_share,
-            malformed_share=args.malformed_share,
-            channels=max(1, args.channels),
-            preset=rules.preset,
-            options=options,
-            seed=args.seed,
-            source=args.source,
-            verify=verify,
-            call_timeout=args.call_timeout,
-            auth_token=args.auth_token,
-        )
+
+def _measure(args: argparse.Namespace, rules: Any, targets: list[str], replicas: Any) -> dict[str, Any]:
+    """Run the load (killing a replica on time with ``--kill-after``, then the no-op comparison with
+    ``--compare-noop``); the report's figures, and the plot written with ``--plot``."""
+    import threading
+    import time
+    from pathlib import Path
+
+    from bigtwo.tools.loadtest.report import recovery, summary
+    from bigtwo.tools.loadtest.runner import run_load
 
     progress = not args.no_progress and sys.stderr.isatty()
-    replicas = Replicas(args.spawn, noop=args.noop, mode=args.server_mode) if args.spawn else None
-    try:
-        killed: list[float] = []
-        timer = None
-        if replicas:
-            targets = replicas.targets
-        if args.kill_after and replicas:
-            victims = replicas
+    killed: list[float] = []
+    timer = None
+    if args.kill_after and replicas:
 
-            def kill() -> None:
-                killed.append(time.monotonic())
-                victims.kill(0)
+        def kill() -> None:
+            killed.append(time.monotonic())
+            replicas.kill(0)
 
-            timer = threading.Timer(args.kill_after, kill)
-            timer.daemon = True
-        result = run_load(config(targets, verify=not args.noop), args.processes, progress=progress, before=timer)
-        if timer:
-            timer.cancel()
-        extra: dict[str, Any] = {"processes": args.processes, "server": "noop" if args.noop else "real"}
-        if replicas:
-            extra["spawned_replicas"] = args.spawn
-        if killed:
-            extra["recovery"] = recovery(result, killed[0])
-        if args.compare_noop:
-            count = args.spawn or len(targets)
-            if replicas:
-                replicas.stop()
-            replicas = Replicas(count, noop=True, mode=args.server_mode)
-            noop = run_load(config(replicas.targets, verify=False), args.processes, progress=progress)
-            noop_summary = summary(noop)
-            extra["noop"] = {k: noop_summary[k] for k in ("moves", "moves_per_s", "latency_ms")}
-            extra["ratio_to_noop"] = round(result.moves / result.seconds / max(noop.moves / noop.seconds, 1e-9), 3)
-        data = summary(result, extra)
-        if args.plot:
-            from bigtwo.tools.loadtest.plot import latency_plot
-
-            title = f"{args.mode}, {len(targets)} target(s), {args.concurrency} games"
-            latency_plot(result, Path(args.plot), title, killed[0] if killed else None)
-            data["plot"] = args.plot
-        if args.json:
-            print(json.dumps(data))
-        else:
-            from rich.console import Console
-
-            Console().print(table(data))
-        if args.plot:  # every file written is named; on stderr with --json (stdout is one JSON object)
-            print(f"Plot written to {Path(args.plot).resolve()}", file=sys.stderr if args.json else sys.stdout)
-        return 1 if data["errors"] else 0
-    finally:
+        timer = threading.Timer(args.kill_after, kill)
+        timer.daemon = True
+    result = run_load(
+        _config(args, rules, targets, verify=not args.noop), args.processes, progress=progress, before=timer
+    )
+    if timer:
+        timer.cancel()
+    extra: dict[str, Any] = {"processes": args.processes, "server": "noop" if args.noop else "real"}
+    if replicas:
+        extra["spawned_replicas"] = args.spawn
+    if killed:
+        extra["recovery"] = recovery(result, killed[0])
+    if args.compare_noop:
         if replicas:
             replicas.stop()
+        extra.update(_noop_comparison(args, rules, args.spawn or len(targets), result, progress))
+    data: dict[str, Any] = summary(result, extra)
+    if args.plot:
+        from bigtwo.tools.loadtest.plot import latency_plot
+
+        title = f"{args.mode}, {len(targets)} target(s), {args.concurrency} games"
+        latency_plot(result, Path(args.plot), title, killed[0] if killed else None)
+        data["plot"] = args.plot
+    return data
+
+
+def _noop_comparison(args: argparse.Namespace, rules: Any, count: int, result: Any, progress: bool) -> dict[str, Any]:
+    """The same load against ``count`` no-op replicas: their figures and the ratio to them."""
+    from bigtwo.tools.loadtest.report import summary
+    from bigtwo.tools.loadtest.runner import Replicas, run_load
+
+    replicas = Replicas(count, noop=True, mode=args.server_mode)
+    try:
+        noop = run_load(_config(args, rules, replicas.targets, verify=False), args.processes, progress=progress)
+    finally:
+        replicas.stop()
+    noop_summary = summary(noop)
+    return {
+        "noop": {k: noop_summary[k] for k in ("moves", "moves_per_s", "latency_ms")},
+        "ratio_to_noop": round(result.moves / result.seconds / max(noop.moves / noop.seconds, 1e-9), 3),
+    }
+
+
+def _print_report(args: argparse.Namespace, data: dict[str, Any]) -> None:
+    import json
+    from pathlib import Path
+
+    from bigtwo.tools.loadtest.report import table
+
+    if args.json:
+        print(json.dumps(data))
+    else:
+        from rich.console import Console
+
+        Console().print(table(data))
+    if args.plot:  # every file written is named; on stderr with --json (stdout is one JSON object)
+        print(f"Plot written to {Path(args.plot).resolve()}", file=sys.stderr if args.json else sys.stdout)

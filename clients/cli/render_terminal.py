@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bigtwo.engine import Card, TrickEnded, cards_of
 from bigtwo.engine.replay.audit import AuditVerdict, StepView
-from bigtwo.engine.replay.format import Action, ActionKind, DealLog, GameLog, parse_action
+from bigtwo.engine.replay.format import Action, ActionKind, DealLog, DealResult, GameLog, parse_action
 from bigtwo.engine.replay.names import seat_label
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -69,22 +69,36 @@ def _verdict_text(verdict: AuditVerdict) -> Text:
 
 
 def _deal_panel(log: GameLog, record: DealLog, steps: list[StepView]) -> Panel:
-    parts: list[Text | Table] = []
-    start = steps[0]
     head = Text()
     head.append(f"Deal {record.number}", style="bold")
     if record.code:
         head.append(f" · code {record.code}", style="cyan")
     if record.comment:
         head.append(f" · {record.comment}", style="italic")
-    parts.append(head)
-    for seat, hand in enumerate(start.hands):
+    parts: list[Text | Table] = [head]
+    for seat, hand in enumerate(steps[0].hands):
         line = Text(f"  {_who(log, seat):<18} ", style="dim")
         line.append_text(cards_text(hand))
         parts.append(line)
+    parts += _trick_lines(log, steps[1:])
+    if record.result is not None:
+        result = record.result
+        collected = sum(seat_line.penalty for seat_line in result.seats)
+        parts.append(_settlement_card(log, record.number, result))
+        parts.append(
+            Text(f"  {_who(log, result.winner)} wins the deal; losers' penalties total {collected}", style="green")
+        )
+    else:
+        parts.append(Text("  (deal unfinished)", style="yellow"))
+    return Panel(Group(*parts), expand=True)
+
+
+def _trick_lines(log: GameLog, steps: list[StepView]) -> list[Text | Table]:
+    """One line per trick (each move, and who won it), with refusals and seats left or taken between."""
+    parts: list[Text | Table] = []
     trick_line: Text | None = None
     current_trick = 0
-    for step in steps[1:]:
+    for step in steps:
         if step.actor < 0:
             continue
         who = _who(log, step.actor)
@@ -104,56 +118,55 @@ def _deal_panel(log: GameLog, record: DealLog, steps: list[StepView]) -> Panel:
             parts.append(trick_line)
         else:
             trick_line.append("  ·  ", style="dim")
-        trick_line.append(f"{who} ", style="cyan")
-        if action.kind is ActionKind.PASS:
-            trick_line.append("pass" + (" (auto)" if action.auto else ""), style="dim")
-        else:
-            trick_line.append_text(cards_text(" ".join(action.cards)))
-        if action.timeout:
-            trick_line.append(" ⏱", style="yellow")
-        if action.comment:
-            trick_line.append(f" ({action.comment})", style="italic dim")
-        if any(isinstance(e, TrickEnded) for e in step.events):
-            trick_line.append(f"  → {_who(log, step.table_seat)}", style="green")
-    if record.result is not None:
-        result = record.result
-        card = Table(
-            title=f"Settlement · deal {record.number}",
-            title_style="bold",
-            show_edge=True,
-            caption=SETTLEMENT_LEGEND,
-            caption_style="dim",
-        )
-        for column in ("seat", "cards left", "rate", "×", "penalty", "score"):
-            card.add_column(column, justify="left" if column == "seat" else "right")
-        for seat_line in result.seats:
-            if seat_line.seat == result.winner:
-                label = "wins" + (" with a dragon" if result.by_dragon else "")
-                card.add_row(
-                    Text(f"{_who(log, seat_line.seat)} ★", style="bold green"),
-                    str(seat_line.cards_left),
-                    "",
-                    "",
-                    label,
-                    Text(f"{seat_line.score:+d}" if seat_line.score else "0", style="bold green"),
-                )
-            else:
-                card.add_row(
-                    _who(log, seat_line.seat),
-                    str(seat_line.cards_left),
-                    str(seat_line.rate),
-                    f"×{seat_line.multiplier}" if seat_line.multiplier != 1 else "",
-                    str(seat_line.penalty),
-                    f"{seat_line.score:+d}" if seat_line.score else "0",
-                )
-        collected = sum(seat_line.penalty for seat_line in result.seats)
-        parts.append(card)
-        parts.append(
-            Text(f"  {_who(log, result.winner)} wins the deal; losers' penalties total {collected}", style="green")
-        )
+        _append_move(trick_line, log, who, action, step)
+    return parts
+
+
+def _append_move(trick_line: Text, log: GameLog, who: str, action: Action, step: StepView) -> None:
+    trick_line.append(f"{who} ", style="cyan")
+    if action.kind is ActionKind.PASS:
+        trick_line.append("pass" + (" (auto)" if action.auto else ""), style="dim")
     else:
-        parts.append(Text("  (deal unfinished)", style="yellow"))
-    return Panel(Group(*parts), expand=True)
+        trick_line.append_text(cards_text(" ".join(action.cards)))
+    if action.timeout:
+        trick_line.append(" ⏱", style="yellow")
+    if action.comment:
+        trick_line.append(f" ({action.comment})", style="italic dim")
+    if any(isinstance(e, TrickEnded) for e in step.events):
+        trick_line.append(f"  → {_who(log, step.table_seat)}", style="green")
+
+
+def _settlement_card(log: GameLog, number: int, result: DealResult) -> Table:
+    card = Table(
+        title=f"Settlement · deal {number}",
+        title_style="bold",
+        show_edge=True,
+        caption=SETTLEMENT_LEGEND,
+        caption_style="dim",
+    )
+    for column in ("seat", "cards left", "rate", "×", "penalty", "score"):
+        card.add_column(column, justify="left" if column == "seat" else "right")
+    for seat_line in result.seats:
+        if seat_line.seat == result.winner:
+            label = "wins" + (" with a dragon" if result.by_dragon else "")
+            card.add_row(
+                Text(f"{_who(log, seat_line.seat)} ★", style="bold green"),
+                str(seat_line.cards_left),
+                "",
+                "",
+                label,
+                Text(f"{seat_line.score:+d}" if seat_line.score else "0", style="bold green"),
+            )
+        else:
+            card.add_row(
+                _who(log, seat_line.seat),
+                str(seat_line.cards_left),
+                str(seat_line.rate),
+                f"×{seat_line.multiplier}" if seat_line.multiplier != 1 else "",
+                str(seat_line.penalty),
+                f"{seat_line.score:+d}" if seat_line.score else "0",
+            )
+    return card
 
 
 def render(log: GameLog, verdict: AuditVerdict, console: Console) -> None:

@@ -201,60 +201,89 @@ def build_report(results: list[dict[str, Any]], seconds: float, jobs: int) -> di
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
 
-    from .errors import UsageError
-
-    err = Console(stderr=True)
-    files = list(iter_replay_files(args.paths))
-    missing = [f for f in files if not Path(f).exists()]
-    if missing:
-        raise UsageError(f"{missing[0]}: no such file or folder. Give replay files or folders of them.")
-    if not files:
-        raise UsageError(f"no replay files (*.toml) in {', '.join(args.paths)}.")
+    files = _files_to_audit(args.paths)
     key = load_key(args.key) if args.key else None
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     started = time.perf_counter()
-    if args.quiet:
-        results = run_audit(files, jobs, key, args.require_signature)
-    else:
-        with Progress(
-            TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True
-        ) as bar:
-            task = bar.add_task("audit", total=len(files))
-            results = run_audit(files, jobs, key, args.require_signature, progress=lambda n: bar.advance(task, n))
+    results = _audit_with_progress(args, files, jobs, key)
     seconds = time.perf_counter() - started
     report = build_report(results, seconds, jobs)
     out = Console(stderr=True) if args.json == "-" else Console()
     if not args.quiet:
-        table = Table(title="Audit summary")
-        table.add_column("verdict")
-        table.add_column("files", justify="right")
-        for kind, count in report["by_verdict"].items():
-            table.add_row(f"[green]{kind}[/]" if kind == "valid" else f"[red]{kind}[/]", str(count))
-        table.add_row("[bold]total[/]", f"[bold]{report['files']}[/]")
-        out.print(table)
-        failures = [r for r in report["results"] if not r["ok"]]
-        if failures:
-            fail_table = Table(title=f"Failures (first {min(20, len(failures))} of {len(failures)})")
-            fail_table.add_column("file")
-            fail_table.add_column("verdict")
-            fail_table.add_column("what is wrong")
-            for r in failures[:20]:
-                fail_table.add_row(r["path"], r["verdict"], r["message"])
-            out.print(fail_table)
+        _print_summary(out, report)
     out.print(
         f"{report['files']} files, {report['deals']} deals, {report['actions']} actions: "
         f"{report['valid']} valid, {report['failed']} failed ({seconds:.2f} s, {jobs} process(es))",
         highlight=False,
     )
     if args.json:
-        text = json.dumps(report, indent=2, sort_keys=True) + "\n"
-        if args.json == "-":
-            sys.stdout.write(text)
-            out.print("JSON report written to standard output", highlight=False)
-        else:
-            Path(args.json).write_text(text, encoding="utf-8")
-            out.print(f"JSON report written to {Path(args.json).resolve()}", highlight=False, soft_wrap=True)
+        _write_report(args.json, report, out)
     return 1 if report["failed"] else 0
+
+
+def _files_to_audit(paths: list[str]) -> list[str]:
+    """The replay files given and in the folders given; at least one, every path there."""
+    from .errors import UsageError
+
+    files = list(iter_replay_files(paths))
+    missing = [f for f in files if not Path(f).exists()]
+    if missing:
+        raise UsageError(f"{missing[0]}: no such file or folder. Give replay files or folders of them.")
+    if not files:
+        raise UsageError(f"no replay files (*.toml) in {', '.join(paths)}.")
+    return files
+
+
+def _audit_with_progress(
+    args: argparse.Namespace, files: list[str], jobs: int, key: bytes | None
+) -> list[dict[str, Any]]:
+    """Audit ``files``; a progress bar on stderr unless ``--quiet``."""
+    if args.quiet:
+        return run_audit(files, jobs, key, args.require_signature)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("auditing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("audit", total=len(files))
+        return run_audit(files, jobs, key, args.require_signature, progress=lambda n: bar.advance(task, n))
+
+
+def _print_summary(out: Any, report: dict[str, Any]) -> None:
+    """The verdict counts, and the first failures with what is wrong."""
+    from rich.table import Table
+
+    table = Table(title="Audit summary")
+    table.add_column("verdict")
+    table.add_column("files", justify="right")
+    for kind, count in report["by_verdict"].items():
+        table.add_row(f"[green]{kind}[/]" if kind == "valid" else f"[red]{kind}[/]", str(count))
+    table.add_row("[bold]total[/]", f"[bold]{report['files']}[/]")
+    out.print(table)
+    failures = [r for r in report["results"] if not r["ok"]]
+    if failures:
+        fail_table = Table(title=f"Failures (first {min(20, len(failures))} of {len(failures)})")
+        fail_table.add_column("file")
+        fail_table.add_column("verdict")
+        fail_table.add_column("what is wrong")
+        for r in failures[:20]:
+            fail_table.add_row(r["path"], r["verdict"], r["message"])
+        out.print(fail_table)
+
+
+def _write_report(where: str, report: dict[str, Any], out: Any) -> None:
+    """The JSON report to standard output (``-``) or a file, and where it went."""
+    text = json.dumps(report, indent=2, sort_keys=True) + "\n"
+    if where == "-":
+        sys.stdout.write(text)
+        out.print("JSON report written to standard output", highlight=False)
+    else:
+        Path(where).write_text(text, encoding="utf-8")
+        out.print(f"JSON report written to {Path(where).resolve()}", highlight=False, soft_wrap=True)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bigtwo.engine import Ruleset
 from bigtwo.engine.bots import LEVELS, Budget
 from bigtwo.engine.rules import Penalty
 from bigtwo.tools.tournament import TournamentResult, lower_is_better, run_tournament
@@ -114,12 +115,8 @@ def budget_from(args: argparse.Namespace) -> Budget | None:
 
 def run_command(args: argparse.Namespace) -> int:
     from .arguments import plotting_missing, ruleset_from_args
-    from .errors import UsageError
 
-    levels = [level.strip().lower() for level in args.levels.split(",") if level.strip()]
-    unknown = [level for level in levels if level not in LEVELS]
-    if not levels or unknown or len(set(levels)) != len(levels):
-        raise UsageError(f"--levels {args.levels!r}: give distinct names from {', '.join(LEVELS)}.")
+    levels = _levels(args.levels)
     ruleset = ruleset_from_args(args)
     chart = None if args.no_plot else Path(args.plot or f"tournament-{ruleset.preset}.png")
     # The default chart is left out, said once at the end, when matplotlib is missing (an explicit
@@ -127,41 +124,57 @@ def run_command(args: argparse.Namespace) -> int:
     no_chart = plotting_missing() if chart is not None and args.plot is None else ""
     if no_chart:
         chart = None
-    budget = budget_from(args)
-    if args.no_progress:
-        result = run_tournament(ruleset, levels, args.deals, args.seed, args.jobs, budget)
-    else:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        with Progress(
-            TextColumn("[bold]tournament"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=args.json,
-        ) as bar:
-            task = bar.add_task("deals", total=args.deals)
-            result = run_tournament(
-                ruleset, levels, args.deals, args.seed, args.jobs, budget, progress=lambda n: bar.advance(task, n)
-            )
+    result = _play(args, ruleset, levels)
     if chart is not None:
         plot(result, str(chart))
     if args.json:
         print(json.dumps(result.to_json(pairs=args.pairs)))
     else:
         _table(result)
+    notes = sys.stderr if args.json else sys.stdout
     if chart is not None:  # every file written is named; on stderr with --json (stdout is one JSON object)
-        print(f"Chart written to {chart.resolve()}", file=sys.stderr if args.json else sys.stdout)
+        print(f"Chart written to {chart.resolve()}", file=notes)
     if no_chart:
-        print(f"No chart: {no_chart}, or give --no-plot.", file=sys.stderr if args.json else sys.stdout)
+        print(f"No chart: {no_chart}, or give --no-plot.", file=notes)
     return 0
+
+
+def _levels(text: str) -> list[str]:
+    """``--levels``: distinct bot level names."""
+    from .errors import UsageError
+
+    levels = [level.strip().lower() for level in text.split(",") if level.strip()]
+    unknown = [level for level in levels if level not in LEVELS]
+    if not levels or unknown or len(set(levels)) != len(levels):
+        raise UsageError(f"--levels {text!r}: give distinct names from {', '.join(LEVELS)}.")
+    return levels
+
+
+def _play(args: argparse.Namespace, ruleset: Ruleset, levels: list[str]) -> TournamentResult:
+    """The tournament, with a progress bar on stderr unless ``--no-progress``."""
+    budget = budget_from(args)
+    if args.no_progress:
+        return run_tournament(ruleset, levels, args.deals, args.seed, args.jobs, budget)
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn("[bold]tournament"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=args.json,
+    ) as bar:
+        task = bar.add_task("deals", total=args.deals)
+        return run_tournament(
+            ruleset, levels, args.deals, args.seed, args.jobs, budget, progress=lambda n: bar.advance(task, n)
+        )

@@ -51,11 +51,12 @@ from bigtwo.engine import (
     DragonRevealed,
     Move,
     Observation,
+    Reason,
     Refusal,
     Ruleset,
     observe,
 )
-from bigtwo.engine.replay import GameLog, ReplayWriter, SeatInfo, dumps
+from bigtwo.engine.replay import DealLog, GameLog, ReplayWriter, SeatInfo, dumps
 from bigtwo.engine.replay.names import seat_ref
 
 from .client import BigTwoClient, Dealt, GameRef, MatchStanding, MoveResult, PlayStream, RefusalInfo, TableView
@@ -264,29 +265,35 @@ class Table:
             raise ValueError(f"the log seats {len(log.seats)} players; this table {len(self.seats)}")
         writer = ReplayWriter.from_log(log)
         for record in writer.deals:
-            moves = tuple(a.move_text for a in record.actions if a.is_move and not a.auto and not a.refused)
-            game = GameRef(
-                self.ruleset,
-                deal_code=record.code,
-                hands=() if record.code else record.hands,
-                context=self.next_context(),
-                moves=moves,
-            )
-            replayed = self.client.replay_log(game)
-            if replayed.refused or replayed.moves_applied != len(moves):
-                why = replayed.refusal.message if replayed.refusal is not None else "it stopped early"
-                raise TableMismatch(
-                    f"deal {record.number}: the service refused move {replayed.refused_at + 1} of the log: {why}"
-                )
-            if replayed.table.over != (record.result is not None):
-                raise TableMismatch(f"deal {record.number}: the service and the log disagree on whether it is over")
-            dealt = Dealt(replayed.game, record.code, replayed.table, replayed.events, None)
-            self.current = _Current(dealt, replayed.game, replayed.table)
-            if replayed.table.over:
-                self._finish()
-            elif self.use_stream:
-                self.current.stream = self.client.play_stream(replayed.game)
+            self._restore_deal(record)
         self.writer = writer
+
+    def _restore_deal(self, record: DealLog) -> None:
+        """One deal of a log asked of the service again (ReplayLog), settled again when it is over."""
+        moves = tuple(a.move_text for a in record.actions if a.is_move and not a.auto and not a.refused)
+        game = GameRef(
+            self.ruleset,
+            deal_code=record.code,
+            hands=() if record.code else record.hands,
+            context=self.next_context(),
+            moves=moves,
+        )
+        replayed = self.client.replay_log(game)
+        if replayed.refused or replayed.moves_applied != len(moves):
+            why = "it stopped early"
+            if replayed.refusal is not None:
+                why = refusal_in_seat_names(replayed.refusal, replayed.table)
+            raise TableMismatch(
+                f"deal {record.number}: the service refused move {replayed.refused_at + 1} of the log: {why}"
+            )
+        if replayed.table.over != (record.result is not None):
+            raise TableMismatch(f"deal {record.number}: the service and the log disagree on whether it is over")
+        dealt = Dealt(replayed.game, record.code, replayed.table, replayed.events, None)
+        self.current = _Current(dealt, replayed.game, replayed.table)
+        if replayed.table.over:
+            self._finish()
+        elif self.use_stream:
+            self.current.stream = self.client.play_stream(replayed.game)
 
     # -- a deal ------------------------------------------------------------------------------------
 
@@ -367,8 +374,9 @@ class Table:
             try:
                 self.writer.play_text(seat, result.game.moves[-1], timeout=timeout, comment=comment)
             except Refusal as refusal:
+                why = refusal_in_seat_names(RefusalInfo(refusal.reason, refusal.message), self.writer.deal)
                 raise TableMismatch(
-                    f"the service accepted {move_text!r} for {seat_ref(seat)}; the mirror refused: {refusal}"
+                    f"the service accepted {move_text!r} for {seat_ref(seat)}; the mirror refused: {why}"
                 ) from None
             current.game, current.table = result.game, result.table
             if self.on_move is not None:
@@ -460,6 +468,20 @@ class Table:
         return path
 
 
+def refusal_in_seat_names(refusal: RefusalInfo, table: Any, who: Callable[[int], str] = seat_ref) -> str:
+    """A refusal's sentence naming seats as every other message does (``who``: ``p1``..``pN``).
+
+    The engine's sentences for two reasons name seats as the API numbers them (``seat 1``, from
+    0). For those the sentence is made here from the reason and ``table`` (a :class:`TableView` or
+    the mirror's engine deal: whose turn it is, who went out); every other sentence names no seat
+    and is kept."""
+    if refusal.reason is Reason.NOT_YOUR_TURN and table is not None and not table.over:
+        return f"It is {who(table.to_act)}'s turn"
+    if refusal.reason is Reason.GAME_OVER and table is not None and table.winner is not None:
+        return f"The deal is over: {who(table.winner)} went out"
+    return str(refusal.message)
+
+
 def seats_from(spec: Sequence[Any]) -> list[Seat]:
     """Seats from a mix of :class:`Seat` objects and bot level names."""
     return [item if isinstance(item, Seat) else bot_seat(str(item), seed=index) for index, item in enumerate(spec)]
@@ -474,6 +496,7 @@ __all__ = [
     "Turn",
     "bot_seat",
     "hint_seat",
+    "refusal_in_seat_names",
     "script_seat",
     "seats_from",
     "turn_rng",
