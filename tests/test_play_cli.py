@@ -41,15 +41,21 @@ def spawn(*args: str, log: Path) -> pexpect.spawn:
     return child
 
 
-def play_by_hints(child: pexpect.spawn) -> int:
-    """Each turn: ask for a hint and press Enter to play it, or pass when nothing beats the table."""
+def play_by_hints(child: pexpect.spawn, *, enter_passes: list[int] | None = None) -> int:
+    """Each turn: ask for a hint and press Enter to play it, or pass when nothing beats the table
+    (with ``enter_passes``: press Enter then too, and count there the passes it made)."""
     turns = 0
     child.expect(PROMPT)
     while True:
         child.sendline("hint")
         found = child.expect([r"Hint \(\d+ in the cycle\): ", "nothing beats the table"])
         child.expect(PROMPT)
-        child.sendline("" if found == 0 else "pass")
+        if found == 1 and enter_passes is not None:
+            child.sendline("")
+            assert child.expect(["You pass", PROMPT]) == 0, "Enter after the hint to pass did not pass"
+            enter_passes.append(turns)
+        else:
+            child.sendline("" if found == 0 else "pass")
         turns += 1
         if child.expect([PROMPT, "Settlement"], timeout=60) == 1:
             return turns
@@ -85,6 +91,30 @@ def test_a_whole_deal_to_its_settlement_with_its_own_server(tmp_path: Path) -> N
         assert shown in screen
     log = read_replay(replay)
     assert audit_log(log).kind.value == "valid" and log.deals[0].code == CODE and log.deals[0].result is not None
+
+
+def test_enter_after_the_hint_to_pass_passes(server: Server, tmp_path: Path) -> None:
+    child = spawn(
+        "play",
+        "--target",
+        server.target,
+        "--deal-code",
+        CODE,
+        "--deals",
+        "1",
+        "--color",
+        "never",
+        "--replay-out",
+        str(tmp_path / "r.toml"),
+        log=tmp_path / "terminal.log",
+    )
+    enter_passes: list[int] = []
+    play_by_hints(child, enter_passes=enter_passes)
+    child.expect("Replay written to")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0 and enter_passes
+    assert "Press Enter to pass." in (tmp_path / "terminal.log").read_text()
 
 
 def test_a_refused_selection_shows_its_reason_and_commands_work(server: Server, tmp_path: Path) -> None:
@@ -172,6 +202,29 @@ def test_run_prints_the_next_command_and_stops_on_ctrl_c(tmp_path: Path) -> None
     child.close()
     # Stopped by the interrupt: a clean exit, the conventional 130, or the signal itself.
     assert child.exitstatus in (0, 130) or child.signalstatus == signal.SIGINT
+
+
+def test_run_on_port_0_names_the_port_it_bound(tmp_path: Path) -> None:
+    """``--port 0`` lets the system choose a free port; the banner names that one, not 0."""
+    from bigtwo.cli.health_cmd import check
+
+    child = pexpect.spawn(
+        BIGTWO,
+        ["run", "--port", "0", "--metrics-port", "0", "--grace", "1"],
+        encoding="utf-8",
+        timeout=120,  # a loaded machine may take long to start a server
+        env={"BIGTWO_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    try:
+        child.expect(r"Big Two rules service on 127\.0\.0\.1:(\d+) ")
+        port = int(child.match.group(1))
+        child.expect(f"bigtwo play --target 127.0.0.1:{port}")
+        child.expect('"serving"|serving')
+        assert port != 0 and check(f"127.0.0.1:{port}", timeout=10) == "SERVING"
+        child.sendintr()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
 
 
 def command_names() -> list[str]:

@@ -33,8 +33,11 @@ def run_main(args: argparse.Namespace) -> int:
             f"Try: bigtwo run --port {args.port + 1}"
         )
     metrics = f"; metrics on http://{args.host}:{args.metrics_port}/metrics" if args.metrics_port else ""
-    print(BANNER.format(host=args.host, port=args.port, metrics=metrics), flush=True)
-    return server.serve_main(args)
+
+    def banner(port: int) -> None:  # the port bound: with --port 0, the one the system chose
+        print(BANNER.format(host=args.host, port=port, metrics=metrics), flush=True)
+
+    return server.serve_main(args, on_bound=banner)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

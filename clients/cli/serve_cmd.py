@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from bigtwo.service.keys import KeyConfigError, load_keys
@@ -202,11 +203,14 @@ def check_arguments(cfg: ServerConfig) -> None:
         )
 
 
-def serve_main(args: argparse.Namespace) -> int:
+def serve_main(args: argparse.Namespace, on_bound: Callable[[int], None] | None = None) -> int:
+    """Serve until SIGTERM; ``on_bound`` is told the port served on once it is bound."""
     cfg = config_from_args(args)
     check_arguments(cfg)
     configure_logging(cfg.log_level)
     if cfg.workers > 1:
+        if on_bound is not None:  # the workers share a fixed --port
+            on_bound(cfg.port)
         return run_workers(cfg)
     if cfg.metrics_port:
         try:
@@ -214,7 +218,7 @@ def serve_main(args: argparse.Namespace) -> int:
         except OSError as exc:
             logger().error("cannot serve metrics", port=cfg.metrics_port, error=str(exc))
             return 1
-    return run_one(cfg, reuse_port=False)
+    return run_one(cfg, reuse_port=False, on_bound=on_bound)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
