@@ -1,8 +1,10 @@
 """The service's error model, mapped to gRPC statuses in ONE place (:func:`to_rpc_status`).
 
 Handlers raise :class:`ServiceError` subclasses (or let an engine ``ValueError`` escape, which is a
-malformed request); the call wrapper in :mod:`bigtwo.service.servicer` turns whatever escaped into
-a rich status with :func:`to_rpc_status`. A rule refusal is never an error: it is an OK answer.
+malformed request, or the codec's :class:`~bigtwo.codec.errors.CodecFieldError`, which names its
+field and is answered as :func:`bad_field` would be); the call wrapper in :mod:`bigtwo.service.servicer`
+turns whatever escaped into a rich status with :func:`to_rpc_status`. A rule refusal is never an
+error: it is an OK answer.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import grpc
+from bigtwo.codec.errors import CodecFieldError
 from bigtwo.engine import DealCodeError, DealError, EventLogError, Refusal, RulesetError
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
@@ -80,10 +83,11 @@ def bad_field(path: str, description: str, *, reason: str = "") -> InvalidArgume
 @contextmanager
 def at_field(path: str) -> Iterator[None]:
     """Inside this block, an engine ``ValueError`` (unknown option, bad deal code, ...) becomes an
-    INVALID_ARGUMENT on ``path``. Refusals pass through: they are answers, not errors."""
+    INVALID_ARGUMENT on ``path``. Refusals pass through: they are answers, not errors; so do the
+    codec's field errors, which name their own field."""
     try:
         yield
-    except ServiceError:
+    except (ServiceError, CodecFieldError):
         raise
     except Refusal:
         raise
@@ -119,6 +123,8 @@ def to_rpc_status(exc: BaseException, request_id: str = "") -> tuple[grpc.Status
     ServiceError -> its code with BadRequest / ErrorInfo details; an engine ValueError that escaped
     a :func:`field` block -> INVALID_ARGUMENT; anything else is a bug -> INTERNAL with a request
     id and no detail (the caller logs the traceback)."""
+    if isinstance(exc, CodecFieldError):
+        exc = bad_field(exc.path, exc.reason)
     if isinstance(exc, ServiceError):
         code, message = exc.code, exc.message
         details: list[any_pb2.Any] = []

@@ -1,72 +1,28 @@
-"""Between the service's protobuf messages and the client's values: rulesets, contexts, games,
-plays, refusals, tables, seat views and events.
+"""Between the service's protobuf messages and the client's values: games, moves, plays,
+refusals, tables, seat views and settlements; rulesets, contexts and events are
+:mod:`bigtwo.codec`'s (re-exported here), read and written as the service reads and writes them.
 
 Protobuf stays here and in :mod:`bigtwo.client.calls`; everything a caller sees is an engine value
 or a :mod:`bigtwo.client.results` value. Decoding is on every answer's path, so each reader is a
-plain function of one message, events are decoded through a table keyed by the event's oneof
-name rather than a chain of tests, and repeated numbers are copied with a slice (``tuple(x[:])``:
-the slice is made in C, where ``tuple(x)`` steps an iterator item by item).
+plain function of one message, and repeated numbers are copied with a slice (``tuple(x[:])``: the
+slice is made in C, where ``tuple(x)`` steps an iterator item by item).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from bigtwo.engine import (
-    Card,
-    CardsPlayed,
-    DealContext,
-    DealEnded,
-    DealRecord,
-    DealSettlement,
-    DealStarted,
-    DragonRevealed,
-    Event,
-    Kind,
-    LastCard,
-    Move,
-    Passed,
-    Reason,
-    Ruleset,
-    SeatSettlement,
-    TrickEnded,
-    classify_mask,
-    mask_text,
-    settle_with_winner,
-    tables_for,
-)
+from bigtwo.codec.contexts import context_from_pb, context_to_pb
+from bigtwo.codec.events import events_from_pb
+from bigtwo.codec.plays import KIND_FROM_PB, reason_from_pb
+from bigtwo.codec.rulesets import ruleset_from_pb, ruleset_to_pb
+from bigtwo.engine import Card, DealRecord, DealSettlement, Move, SeatSettlement, mask_text
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
 from .results import GameRef, NamedPlay, Outcome, RefusalInfo, SeatHand, TableView
 
-KIND_FROM_PB = {pb.Kind.Value("KIND_" + kind.name): kind for kind in Kind}
-_REASON_FROM_PB = {pb.Reason.Value("REASON_" + reason.name): reason for reason in Reason}
-
 # -- rulesets, contexts, games -------------------------------------------------------------------
-
-
-def ruleset_to_pb(ruleset: Ruleset) -> pb.Ruleset:
-    options = {}
-    for key, value in ruleset.overrides().items():
-        options[key] = ",".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
-    return pb.Ruleset(preset=ruleset.preset, options=options)
-
-
-def ruleset_from_pb(message: pb.Ruleset) -> Ruleset:
-    return Ruleset.from_mapping({**dict(message.options), "preset": message.preset or "classic"})
-
-
-def context_to_pb(context: DealContext) -> pb.DealContext:
-    out = pb.DealContext(deal_number=context.deal_number, empty_seats=sorted(context.empty_seats))
-    if context.previous_winner is not None:
-        out.previous_winner = context.previous_winner
-    return out
-
-
-def context_from_pb(message: pb.DealContext) -> DealContext:
-    previous = message.previous_winner if message.HasField("previous_winner") else None
-    return DealContext(max(1, message.deal_number), previous, frozenset(message.empty_seats))
 
 
 def game_to_pb(game: GameRef, *, use_token: bool = True) -> pb.Game:
@@ -133,10 +89,8 @@ def plays_from_pb(messages: Sequence[pb.Play]) -> tuple[NamedPlay, ...]:
 
 
 def refusal_from_pb(message: pb.Refusal) -> RefusalInfo | None:
-    if not message.reason and not message.reason_id:
-        return None
-    reason = _REASON_FROM_PB.get(message.reason) or Reason(message.reason_id)
-    return RefusalInfo(reason, message.message)
+    reason = reason_from_pb(message)
+    return None if reason is None else RefusalInfo(reason, message.message)
 
 
 def outcome_from_pb(message: pb.MoveOutcome) -> Outcome:
@@ -182,72 +136,6 @@ def settlement_from_pb(message: api.ScoreDealResponse) -> DealSettlement:
         for s in message.seats
     )
     return DealSettlement(message.winner, seats)
-
-
-# -- events --------------------------------------------------------------------------------------
-
-
-def _cards_played(message: pb.Event, ruleset: Ruleset) -> Event:
-    e = message.cards_played
-    play = classify_mask(e.play.cards.mask, tables_for(ruleset))
-    return CardsPlayed(e.seat, play.mask, play.kind, play.key, e.move_index)
-
-
-def _passed(message: pb.Event, ruleset: Ruleset) -> Event:
-    return Passed(message.passed.seat, message.passed.move_index, message.passed.automatic)
-
-
-def _trick_ended(message: pb.Event, ruleset: Ruleset) -> Event:
-    return TrickEnded(message.trick_ended.winner)
-
-
-def _last_card(message: pb.Event, ruleset: Ruleset) -> Event:
-    return LastCard(message.last_card.seat)
-
-
-def _dragon_revealed(message: pb.Event, ruleset: Ruleset) -> Event:
-    return DragonRevealed(message.dragon_revealed.seat, message.dragon_revealed.hand.mask)
-
-
-def _deal_ended(message: pb.Event, ruleset: Ruleset) -> Event:
-    e = message.deal_ended
-    # The wire carries the counts; the engine's settlement of them is the record's result.
-    return DealEnded(settle_with_winner(ruleset, e.winner, e.cards_left, e.twos_left), e.by_dragon)
-
-
-def _deal_started(message: pb.Event, ruleset: Ruleset) -> Event:
-    e = message.deal_started
-    return DealStarted(
-        tuple(hand.mask for hand in e.hands),
-        e.leader,
-        Card.parse(e.opening_card).index if e.opening_card else -1,
-        e.deal_number or 1,
-        Card.parse(e.face_up_card).index if e.face_up_card else -1,
-        e.face_up_seat if e.HasField("face_up_seat") else -1,
-    )
-
-
-_EVENT_READERS: dict[str, Callable[[pb.Event, Ruleset], Event]] = {
-    "cards_played": _cards_played,
-    "passed": _passed,
-    "trick_ended": _trick_ended,
-    "last_card": _last_card,
-    "dragon_revealed": _dragon_revealed,
-    "deal_ended": _deal_ended,
-    "deal_started": _deal_started,
-}
-
-
-def events_from_pb(messages: Sequence[pb.Event], ruleset: Ruleset) -> tuple[Event, ...]:
-    """Protobuf events to the engine's own event values (hidden hands are 0, as the engine's
-    :func:`~bigtwo.engine.redact` gives them). An event kind this client does not know (a newer
-    service) is skipped, as protobuf skips unknown fields."""
-    out: list[Event] = []
-    for message in messages:
-        read = _EVENT_READERS.get(message.WhichOneof("event") or "")
-        if read is not None:
-            out.append(read(message, ruleset))
-    return tuple(out)
 
 
 __all__ = [

@@ -19,38 +19,26 @@ from collections.abc import Mapping
 from typing import Any
 
 import grpc
+from bigtwo.codec.contexts import context_to_pb
+from bigtwo.codec.plays import KIND_FROM_PB
+from bigtwo.codec.rulesets import ruleset_to_pb
+from bigtwo.engine import DealContext, Ruleset
 from bigtwo.engine.vectors import CaseResult, canonical, expected_text
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import service_pb2_grpc as rpc
 from bigtwo.v1 import types_pb2 as pb
 
 
-def _option_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, (list, tuple)):
-        return ",".join(
-            _option_text(item) if not isinstance(item, (list, tuple, dict)) else _rung(item) for item in value
-        )
-    return str(value)
-
-
-def _rung(item: Any) -> str:
-    if isinstance(item, dict):
-        sequence = next((item[k] for k in ("sequence", "ranks", "straight", "cards", "seq") if k in item), "")
-        tie = next((item[k] for k in ("tie_break", "tiebreak", "tie-break", "tie", "high", "top") if k in item), None)
-        return f"{sequence}/{tie}" if tie is not None else str(sequence)
-    return "/".join(str(part) for part in item)
-
-
 def ruleset_message(data: Mapping[str, Any] | None) -> pb.Ruleset:
-    data = dict(data or {})
-    preset = str(data.pop("preset", "") or "")
-    return pb.Ruleset(preset=preset, options={str(k): _option_text(v) for k, v in data.items()})
+    """A vector's ruleset (the vectors' JSON form) as the message: read by the engine, as the local
+    judge reads it (so a ruleset the engine refuses gives the same error line either way), and
+    written by the codec, as every client writes a ruleset."""
+    return ruleset_to_pb(Ruleset.from_mapping(data or {}))
 
 
 def _kind_id(kind: int) -> str:
-    return pb.Kind.Name(kind).removeprefix("KIND_").lower().replace("_", "-")
+    known = KIND_FROM_PB.get(kind)
+    return known.value if known is not None else pb.Kind.Name(kind).removeprefix("KIND_").lower().replace("_", "-")
 
 
 class ServiceJudge:
@@ -114,13 +102,12 @@ class ServiceJudge:
 
     def _game(self, case: Mapping[str, Any], rules: pb.Ruleset) -> str:
         context_data = case.get("context") or {}
-        context = pb.DealContext(deal_number=int(context_data.get("deal_number", 1) or 1))
-        if context_data.get("previous_winner") is not None:
-            context.previous_winner = int(context_data["previous_winner"])
+        previous = context_data.get("previous_winner")
+        context = DealContext(int(context_data.get("deal_number", 1) or 1), None if previous is None else int(previous))
         log = pb.GameLog(
             ruleset=rules,
             explicit_deal=pb.ExplicitDeal(hands=[str(h) for h in case["hands"]]),
-            context=context,
+            context=context_to_pb(context),
             moves=[str(m) for m in case.get("moves", [])],
         )
         reply = self._call("ReplayLog", api.ReplayLogRequest(log=log))

@@ -16,34 +16,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from bigtwo.engine import Move, Refusal, Ruleset
+from bigtwo.engine import DealContext, Move, Refusal
 from bigtwo.engine.replay.format import Action, ActionKind, DealLog, GameLog, SeatInfo, seal
 from bigtwo.engine.replay.writer import ReplayWriter
+from bigtwo.v1 import types_pb2 as pb
+
+from .contexts import context_from_pb, context_to_pb
+from .rulesets import ruleset_from_pb, ruleset_to_pb
 
 
-def _pb() -> Any:
-    from bigtwo.v1 import types_pb2
-
-    return types_pb2
-
-
-def _option_text(value: object) -> str:
-    return ",".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
-
-
-def game_log_from_pb(message: Any, seats: list[SeatInfo] | None = None) -> GameLog:
-    """A sealed, unsigned replay log of a ``bigtwo.v1.GameLog`` (one deal)."""
-    rules = Ruleset.from_mapping({"preset": message.ruleset.preset or "classic", **dict(message.ruleset.options)})
+def game_log_from_pb(message: pb.GameLog, seats: list[SeatInfo] | None = None, *, path: str = "") -> GameLog:
+    """A sealed, unsigned replay log of a ``bigtwo.v1.GameLog`` (one deal). Its ruleset is read as
+    every ruleset is (:func:`~bigtwo.codec.rulesets.ruleset_from_pb`, errors named under ``path``)."""
+    rules = ruleset_from_pb(message.ruleset, f"{path}.ruleset" if path else "ruleset")
     writer = ReplayWriter(rules, seats)
-    context = message.context
-    number = max(1, context.deal_number)
-    from bigtwo.engine import DealContext
-
     which = message.WhichOneof("deal")
     code = message.deal_code if which == "deal_code" else None
     hands = list(message.explicit_deal.hands) if which == "explicit_deal" else None
-    previous = context.previous_winner if context.HasField("previous_winner") else None
-    deal = _start(writer, code, hands, DealContext(number, previous, frozenset(context.empty_seats)))
+    deal = _start(writer, code, hands, context_from_pb(message.context))
     for text in message.moves:
         try:
             move = Move.parse(deal.to_act, text)
@@ -60,7 +50,7 @@ def game_log_from_pb(message: Any, seats: list[SeatInfo] | None = None) -> GameL
     return seal(writer.log())
 
 
-def _start(writer: ReplayWriter, code: str | None, hands: list[str] | None, context: Any) -> Any:
+def _start(writer: ReplayWriter, code: str | None, hands: list[str] | None, context: DealContext) -> Any:
     from bigtwo.engine import Deal, DealCode, deal_from_code, explicit_deal
     from bigtwo.engine.replay.writer import _OpenDeal
 
@@ -83,20 +73,15 @@ def _start(writer: ReplayWriter, code: str | None, hands: list[str] | None, cont
     return deal
 
 
-def pb_from_game_log(log: GameLog, deal_index: int = 0) -> Any:
+def pb_from_game_log(log: GameLog, deal_index: int = 0) -> pb.GameLog:
     """Deal ``deal_index`` of ``log`` as a ``bigtwo.v1.GameLog``."""
-    pb = _pb()
     record: DealLog = log.deals[deal_index]
-    options = {key: _option_text(value) for key, value in log.ruleset.overrides().items()}
-    message = pb.GameLog(ruleset=pb.Ruleset(preset=log.ruleset.preset, options=options))
+    context = DealContext(record.number, record.previous_winner, frozenset(record.empty_seats))
+    message = pb.GameLog(ruleset=ruleset_to_pb(log.ruleset), context=context_to_pb(context))
     if record.code:
         message.deal_code = record.code
     else:
         message.explicit_deal.hands.extend(record.hands)
-    message.context.deal_number = record.number
-    if record.previous_winner is not None:
-        message.context.previous_winner = record.previous_winner
-    message.context.empty_seats.extend(record.empty_seats)
     message.moves.extend(a.move_text for a in record.actions if _is_move(a))
     return message
 
