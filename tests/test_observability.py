@@ -387,3 +387,30 @@ def test_workers_export_each_process_cpu_and_memory(tmp_path: Path) -> None:
         assert value(samples, "bigtwo_rpc_calls_total", method="ApplyMove", code="INTERNAL") == 0
     finally:
         server.stop()
+
+
+def test_bigtwo_health_wait_asks_again_until_serving(tmp_path: Path) -> None:
+    """``--wait`` keeps asking a port nobody serves yet, and answers once a server starts there;
+    when none ever does, the exit status and sentence are those of one question."""
+    from service_support import free_port
+
+    port = free_port()
+    command = [sys.executable, "-m", "bigtwo.cli.main", "health", "--target", f"127.0.0.1:{port}", "--timeout", "0.5"]
+    once = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    gave_up = subprocess.run([*command, "--wait", "0.5"], capture_output=True, text=True, timeout=60)
+    assert once.returncode == gave_up.returncode == 1 and gave_up.stderr == once.stderr
+    assert "cannot reach the service" in gave_up.stderr
+    waiting = subprocess.Popen([*command, "--wait", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = None
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):  # nothing serves the port: it keeps asking
+            waiting.wait(timeout=2)
+        server = ServerProcess(tmp_path, "--port", str(port), metrics=False, wait=False)  # the last --port counts
+        out, err = waiting.communicate(timeout=150)
+        assert waiting.returncode == 0, err
+        assert f"127.0.0.1:{port} (server): SERVING" in out
+    finally:
+        waiting.kill()
+        waiting.wait()
+        if server is not None:
+            server.stop()

@@ -2,19 +2,24 @@
 
 Exit status 0 when SERVING, 1 otherwise (NOT_SERVING, unknown service, no answer): what a container
 HEALTHCHECK or a script needs. Kubernetes uses its own ``grpc:`` probe against the same service.
+``--wait SECONDS`` asks again until the answer is SERVING or the time is up, so a script that has
+just started a server waits for it with one command.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Any
 
 DEFAULT_TARGET = "127.0.0.1:50051"
+WAIT_POLL = 0.25
+"""Seconds between two questions under ``--wait``."""
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    from .arguments import env_default, pem_certificates, positive_seconds, target
+    from .arguments import env_default, non_negative_seconds, pem_certificates, positive_seconds, target
 
     parser: argparse.ArgumentParser = sub.add_parser(
         "health",
@@ -41,6 +46,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--server-name", default="", help="with --tls-ca: the name to check the certificate against (SNI override)"
+    )
+    parser.add_argument(
+        "--wait",
+        type=non_negative_seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="ask again until SERVING, for at most this many seconds (default %(default)s: ask once)",
     )
     parser.add_argument("--quiet", "-q", action="store_true", help="print nothing, only the exit status")
     parser.set_defaults(func=health_main)
@@ -71,20 +83,39 @@ def check(target: str, service: str = "", timeout: float = 2.0, tls_ca: str = ""
 
 
 def health_main(args: argparse.Namespace) -> int:
-    from bigtwo.client.client import BigTwoUnavailable, Security, check_reachable
+    from bigtwo.client.client import BigTwoUnavailable
 
-    security = Security(tls=bool(args.tls_ca), ca_file=args.tls_ca, server_name=args.server_name)
-    try:
-        # A dead address, a TLS mismatch or a port that is no gRPC server: one sentence saying which.
-        check_reachable(args.target, timeout=args.timeout, security=security)
-    except BigTwoUnavailable:
-        if args.quiet:
-            return 1
-        raise
-    status = check(args.target, args.service, args.timeout, args.tls_ca, args.server_name)
+    deadline = time.monotonic() + args.wait
+    while True:
+        try:
+            status = _ask(args)
+        except BigTwoUnavailable:
+            if time.monotonic() < deadline:
+                _pause(deadline)
+                continue
+            if args.quiet:
+                return 1
+            raise
+        if status == "SERVING" or time.monotonic() >= deadline:
+            break
+        _pause(deadline)
     if not args.quiet:
         print(
             f"{args.target} {args.service or '(server)'}: {status}",
             file=sys.stdout if status == "SERVING" else sys.stderr,
         )
     return 0 if status == "SERVING" else 1
+
+
+def _ask(args: argparse.Namespace) -> str:
+    """One question: the status name, or :class:`BigTwoUnavailable` when no gRPC server answers."""
+    from bigtwo.client.client import Security, check_reachable
+
+    security = Security(tls=bool(args.tls_ca), ca_file=args.tls_ca, server_name=args.server_name)
+    # A dead address, a TLS mismatch or a port that is no gRPC server: one sentence saying which.
+    check_reachable(args.target, timeout=args.timeout, security=security)
+    return check(args.target, args.service, args.timeout, args.tls_ca, args.server_name)
+
+
+def _pause(deadline: float) -> None:
+    time.sleep(max(0.0, min(WAIT_POLL, deadline - time.monotonic())))
