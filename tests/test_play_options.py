@@ -1,4 +1,4 @@
-"""Shareable means identical, readable tables (issue 14), without a terminal: the share line gives
+"""Shareable means identical, readable tables, without a terminal: the share line gives
 back the same rules and cards for every preset and option; ``--ruleset FILE`` wherever ``bigtwo
 play`` and ``bigtwo deal`` take a preset; ``--deals 0``, bad seats and ``--resume`` with other
 options refused in one sentence; one seat numbering (p1..pN) and distinct names in files, the

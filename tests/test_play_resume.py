@@ -1,4 +1,4 @@
-"""No lost match (issue 14): ``bigtwo play`` in a real terminal (pexpect) while its servers are
+"""No lost match: ``bigtwo play`` in a real terminal (pexpect) while its servers are
 killed. With two targets and one SIGKILLed the game goes on; with the only server killed, or on
 Ctrl-C, the unfinished match is written and the printed ``bigtwo play --resume FILE`` finishes it
 with the same cards, and (the person playing the hints, the bots keyed by seed and position) the

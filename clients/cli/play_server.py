@@ -89,13 +89,6 @@ class OwnServer:
         self.stop()
 
 
-@contextlib.contextmanager
-def own_server(quiet: bool = True) -> Iterator[str]:
-    """``bigtwo serve`` on 127.0.0.1 and a free port in a subprocess; always stopped."""
-    with OwnServer() as server:
-        yield server.target
-
-
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     from .arguments import pem_certificates, pem_private_key, positive_seconds, target
 
