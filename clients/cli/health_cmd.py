@@ -16,6 +16,9 @@ from typing import Any
 DEFAULT_TARGET = "127.0.0.1:50051"
 WAIT_POLL = 0.25
 """Seconds between two questions under ``--wait``."""
+RETRY_SOON = (("grpc.initial_reconnect_backoff_ms", 100), ("grpc.max_reconnect_backoff_ms", 500))
+"""Under ``--wait``: a server that has just started is seen within half a second, not after
+gRPC's default backoff of up to two minutes."""
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -59,22 +62,34 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def check(target: str, service: str = "", timeout: float = 2.0, tls_ca: str = "", server_name: str = "") -> str:
-    """The status name (SERVING, NOT_SERVING, SERVICE_UNKNOWN...) or the gRPC error code name."""
+def check(
+    target: str,
+    service: str = "",
+    timeout: float = 2.0,
+    tls_ca: str = "",
+    server_name: str = "",
+    *,
+    wait_for_ready: bool = False,
+) -> str:
+    """The status name (SERVING, NOT_SERVING, SERVICE_UNKNOWN...) or the gRPC error code name.
+    ``wait_for_ready``: a target not accepting connections yet is tried again (quickly) within
+    ``timeout`` instead of answering UNAVAILABLE at once."""
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+    options = list(RETRY_SOON) if wait_for_ready else []
     if tls_ca:
         with open(tls_ca, "rb") as handle:
             creds = grpc.ssl_channel_credentials(root_certificates=handle.read())
-        options = [("grpc.ssl_target_name_override", server_name)] if server_name else []
+        if server_name:
+            options.append(("grpc.ssl_target_name_override", server_name))
         channel = grpc.secure_channel(target, creds, options=options)
     else:
-        channel = grpc.insecure_channel(target)
+        channel = grpc.insecure_channel(target, options=options)
     with channel:
         try:
             reply = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=service), timeout=timeout
+                health_pb2.HealthCheckRequest(service=service), timeout=timeout, wait_for_ready=wait_for_ready
             )
         except grpc.RpcError as error:
             code = error.code() if hasattr(error, "code") else None
@@ -83,22 +98,20 @@ def check(target: str, service: str = "", timeout: float = 2.0, tls_ca: str = ""
 
 
 def health_main(args: argparse.Namespace) -> int:
-    from bigtwo.client.client import BigTwoUnavailable
+    from bigtwo.client.client import BigTwoUnavailable, Security, check_reachable
 
-    deadline = time.monotonic() + args.wait
-    while True:
+    if args.wait and _wait_for_serving(args):
+        status = "SERVING"
+    else:  # one question, and when it fails the sentence saying why
+        security = Security(tls=bool(args.tls_ca), ca_file=args.tls_ca, server_name=args.server_name)
         try:
-            status = _ask(args)
+            # A dead address, a TLS mismatch or a port that is no gRPC server: one sentence saying which.
+            check_reachable(args.target, timeout=args.timeout, security=security)
         except BigTwoUnavailable:
-            if time.monotonic() < deadline:
-                _pause(deadline)
-                continue
             if args.quiet:
                 return 1
             raise
-        if status == "SERVING" or time.monotonic() >= deadline:
-            break
-        _pause(deadline)
+        status = check(args.target, args.service, args.timeout, args.tls_ca, args.server_name)
     if not args.quiet:
         print(
             f"{args.target} {args.service or '(server)'}: {status}",
@@ -107,15 +120,14 @@ def health_main(args: argparse.Namespace) -> int:
     return 0 if status == "SERVING" else 1
 
 
-def _ask(args: argparse.Namespace) -> str:
-    """One question: the status name, or :class:`BigTwoUnavailable` when no gRPC server answers."""
-    from bigtwo.client.client import Security, check_reachable
-
-    security = Security(tls=bool(args.tls_ca), ca_file=args.tls_ca, server_name=args.server_name)
-    # A dead address, a TLS mismatch or a port that is no gRPC server: one sentence saying which.
-    check_reachable(args.target, timeout=args.timeout, security=security)
-    return check(args.target, args.service, args.timeout, args.tls_ca, args.server_name)
-
-
-def _pause(deadline: float) -> None:
-    time.sleep(max(0.0, min(WAIT_POLL, deadline - time.monotonic())))
+def _wait_for_serving(args: argparse.Namespace) -> bool:
+    """Ask until the answer is SERVING (True) or ``--wait`` seconds are up (False). Each question
+    waits for the connection itself (no connectivity watch: a channel closed under one can leave
+    a thread's traceback behind, and this may open many)."""
+    deadline = time.monotonic() + args.wait
+    while (left := deadline - time.monotonic()) > 0:
+        status = check(args.target, args.service, left, args.tls_ca, args.server_name, wait_for_ready=True)
+        if status == "SERVING":
+            return True
+        time.sleep(max(0.0, min(WAIT_POLL, deadline - time.monotonic())))
+    return False
