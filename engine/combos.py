@@ -116,21 +116,12 @@ def flush_key(rank_mask: int, suit_strength: int, rule: Flush) -> int:
     return suit_strength * _FLUSH_SUIT_WEIGHT + digits
 
 
-KNOWN_PLAYS_LIMIT = 1 << 12
-"""Plays a ruleset's memo holds; past it, new plays are classified without being kept. The plays
-seen most (every single, pair and triple, the common five-card hands) come first, so the bound
-costs few hits, and it keeps each ruleset's memo small whatever hands callers ask about (a
-service lists every play of any hand it is sent), with hundreds of rulesets' tables alive."""
-
-
 def classify_mask(mask: int, tables: RuleTables) -> Play:
     """What ``mask`` forms under the ruleset, or the refusal that says why it forms nothing."""
     known = tables.known_plays
     play = known.get(mask)
     if play is None:
-        play = _classify(mask, tables)
-        if len(known) < KNOWN_PLAYS_LIMIT:
-            known[mask] = play
+        play = known.put(mask, _classify(mask, tables))
     return play
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .cache import BoundedCache
 from .cards import RANK_MASKS, TWOS_MASK, Card, cards_of, parse_cards
 from .combos import Kind, Play, check_beats, classify_mask, play_name
 from .dealing import DealtCards
@@ -80,12 +81,9 @@ class Move:
         return "pass" if self.is_pass else " ".join(str(card) for card in self.cards)
 
 
-_MOVE_TEXTS: dict[str, tuple[bool, int, int]] = {}
-"""Move texts already read (moves repeat across deals and logs), bounded like the classified plays
-(``combos.classify_mask``): once it holds ``_MOVE_TEXTS_LIMIT`` it only answers. Unlike
-``functools.lru_cache``, a hit writes nothing: an LRU's recency list would touch two more entries,
-cold in a loaded server's CPU caches, on every move."""
-_MOVE_TEXTS_LIMIT = 1 << 16
+_MOVE_TEXTS = BoundedCache[str, tuple[bool, int, int]]("engine.deal.move_texts", 1 << 16)
+"""Move texts already read: moves repeat across deals and logs. A caller chooses the texts, so the
+memo is bounded; its values are tuples, never None."""
 
 
 def _parse_move_text(text: str) -> tuple[bool, int, int]:
@@ -94,18 +92,14 @@ def _parse_move_text(text: str) -> tuple[bool, int, int]:
     if known is not None:
         return known
     if text.strip().lower() == "pass":
-        known = (True, 0, -1)
-    else:
-        mask = 0
-        repeated = -1
-        for card in parse_cards(text):
-            if mask & card.bit and repeated < 0:
-                repeated = card.index
-            mask |= card.bit
-        known = (False, mask, repeated)
-    if len(_MOVE_TEXTS) < _MOVE_TEXTS_LIMIT:
-        _MOVE_TEXTS[text] = known
-    return known
+        return _MOVE_TEXTS.put(text, (True, 0, -1))
+    mask = 0
+    repeated = -1
+    for card in parse_cards(text):
+        if mask & card.bit and repeated < 0:
+            repeated = card.index
+        mask |= card.bit
+    return _MOVE_TEXTS.put(text, (False, mask, repeated))
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,6 @@ readout line naming a selection.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 from .cards import Card
 from .combos import Play, check_beats, classify_mask, play_name
@@ -67,6 +66,8 @@ def fewest_plays(hand: int, ruleset: Ruleset) -> tuple[Play, ...]:
 
 
 def _split(hand: int, tables: RuleTables) -> tuple[int, ...]:
+    if not hand:
+        return ()
     # Every play inside a subset of the hand is a play of the hand: generate once, then search.
     # The lowest card left must belong to exactly one play of the split, so branch on those.
     containing: dict[int, list[int]] = {}
@@ -77,22 +78,29 @@ def _split(hand: int, tables: RuleTables) -> tuple[int, ...]:
     for options in containing.values():
         options.sort(key=lambda m: -m.bit_count())
 
-    @cache
+    # The fewest plays of every rest reached, for this hand only; emptied on return because
+    # ``best`` refers to itself (a cycle).
+    memo: dict[int, tuple[int, ...]] = {0: ()}
+
     def best(rest: int) -> tuple[int, ...]:
-        if not rest:
-            return ()
         lowest = rest & -rest
         found: tuple[int, ...] | None = None
         for mask in containing.get(lowest, ()):
             if mask & rest != mask:
                 continue
-            candidate = (mask, *best(rest & ~mask))
-            if found is None or len(candidate) < len(found):
-                found = candidate
+            left = rest & ~mask
+            sub = memo.get(left)
+            if sub is None:
+                sub = best(left)
+            if found is None or len(sub) + 1 < len(found):
+                found = (mask, *sub)
         assert found is not None  # the lowest card alone is always a single
+        memo[rest] = found
         return found
 
-    return best(hand)
+    answer = best(hand)
+    memo.clear()
+    return answer
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,10 @@ Nothing here is a rule of its own: every number is derived from a :class:`Rulese
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import combinations
 from typing import TYPE_CHECKING
 
+from .cache import BoundedCache
 from .cards import RANK_MASKS, SUIT_MASKS
 from .rules import Flush, NextHasOneCard, Ruleset, SingleTwoLast, Triples
 from .straights import SEQUENCE_BY_RANK_MASK, rank_mask_of
@@ -51,6 +51,16 @@ class StraightRung:
     """The five ranks with the tie-break rank first (the generator's loop order)."""
 
 
+KNOWN_PLAYS_LIMIT = 1 << 12
+"""Plays one ruleset's memo holds. Every single, pair and triple and the common five-card hands fit
+many times over, and the memo stays small whatever hands callers ask about (a service lists every
+play of any hand it is sent), with hundreds of rulesets' tables alive."""
+
+
+def _known_plays_cache() -> BoundedCache[int, Play]:
+    return BoundedCache("engine.combos.plays", KNOWN_PLAYS_LIMIT)
+
+
 @dataclass(frozen=True, slots=True)
 class RuleTables:
     ruleset: Ruleset
@@ -80,10 +90,10 @@ class RuleTables:
     """strongest_suit[pattern]: the suit (0-3, D C H S) of a 4-bit suit pattern that ranks highest."""
     weakest_suit: tuple[int, ...]
     """weakest_suit[pattern]: the suit of a 4-bit suit pattern that ranks lowest."""
-    known_plays: dict[int, Play] = field(default_factory=dict, compare=False, repr=False)
-    """Masks already classified as plays under these rules (a memo, filled by
+    known_plays: BoundedCache[int, Play] = field(default_factory=_known_plays_cache, compare=False, repr=False)
+    """Masks already classified as plays under these rules (filled by
     :func:`bigtwo.engine.combos.classify_mask`): a deal classifies the same few hundred plays
-    over and over."""
+    over and over. Refusals are not kept: a value here is always a play, never None."""
 
     # Strength is rank first, then suit: the strongest card lies in the highest rank held, the
     # weakest in the lowest, and each nibble's best suit is a table lookup.
@@ -99,25 +109,54 @@ class RuleTables:
         return base + self.weakest_suit[mask >> base & 15]
 
 
-@lru_cache(maxsize=256)
+_TABLES = BoundedCache[Ruleset, RuleTables]("engine.tables.rule_tables", 256)
+"""Tables by ruleset (rulesets keep their hash, so a lookup is one dictionary probe)."""
+
+
 def tables_for(ruleset: Ruleset) -> RuleTables:
+    """The lookup tables of ``ruleset``, built on its first use."""
+    tables = _TABLES.get(ruleset)
+    if tables is None:
+        tables = _TABLES.put(ruleset, _build(ruleset))
+    return tables
+
+
+def _suit_pattern_tables(suit_strength: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(nibble_top, strongest_suit, weakest_suit), each indexed by a 4-bit suit pattern."""
+    suits_in = [[s for s in range(4) if pattern >> s & 1] for pattern in range(16)]
+    nibble_top = tuple(max((suit_strength[s] for s in suits), default=-1) for suits in suits_in)
+    strongest = tuple(max(suits, key=lambda s: suit_strength[s], default=-1) for suits in suits_in)
+    weakest = tuple(min(suits, key=lambda s: suit_strength[s], default=-1) for suits in suits_in)
+    return nibble_top, strongest, weakest
+
+
+def _rungs(ruleset: Ruleset) -> tuple[StraightRung, ...]:
+    out = []
+    for position, rung in enumerate(ruleset.straights.rungs):
+        ranks = sorted(int(r) for r in rung.sequence)
+        tie = int(rung.tie_break)
+        out.append(
+            StraightRung(
+                position=position,
+                ranks=tuple(ranks),
+                rank_mask=rank_mask_of(rung.sequence),
+                tie_break=tie,
+                tie_first=(tie, *(r for r in ranks if r != tie)),
+            )
+        )
+    return tuple(out)
+
+
+def _build(ruleset: Ruleset) -> RuleTables:
     suit_strength = tuple(ruleset.suit_order.value.index(letter) for letter in "DCHS")
     strength = tuple((index // 4) * 4 + suit_strength[index % 4] for index in range(52))
     card_by_strength = tuple(sorted(range(52), key=lambda i: strength[i]))
-    rungs = tuple(
-        StraightRung(
-            position=position,
-            ranks=tuple(sorted(int(r) for r in rung.sequence)),
-            rank_mask=rank_mask_of(rung.sequence),
-            tie_break=int(rung.tie_break),
-            tie_first=(int(rung.tie_break), *sorted(int(r) for r in rung.sequence if r != rung.tie_break)),
-        )
-        for position, rung in enumerate(ruleset.straights.rungs)
-    )
+    rungs = _rungs(ruleset)
     allowed = {rung.rank_mask for rung in rungs}
     refused_two = frozenset(
         mask for mask, seq in SEQUENCE_BY_RANK_MASK.items() if mask not in allowed and 12 in {int(r) for r in seq}
     )
+    nibble_top, strongest_suit, weakest_suit = _suit_pattern_tables(suit_strength)
     return RuleTables(
         ruleset=ruleset,
         players=ruleset.players,
@@ -133,17 +172,9 @@ def tables_for(ruleset: Ruleset) -> RuleTables:
         single_two_out_refused=ruleset.single_two_last is SingleTwoLast.FORBIDDEN,
         lowest_card=card_by_strength[0],
         stronger_than=tuple(sum(1 << i for i in range(52) if strength[i] > threshold) for threshold in range(-1, 52)),
-        nibble_top=tuple(
-            max((suit_strength[s] for s in range(4) if pattern >> s & 1), default=-1) for pattern in range(16)
-        ),
-        strongest_suit=tuple(
-            max((s for s in range(4) if pattern >> s & 1), key=lambda s: suit_strength[s], default=-1)
-            for pattern in range(16)
-        ),
-        weakest_suit=tuple(
-            min((s for s in range(4) if pattern >> s & 1), key=lambda s: suit_strength[s], default=-1)
-            for pattern in range(16)
-        ),
+        nibble_top=nibble_top,
+        strongest_suit=strongest_suit,
+        weakest_suit=weakest_suit,
     )
 
 
@@ -152,6 +183,7 @@ __all__ = [
     "FLUSH",
     "FOUR_OF_A_KIND",
     "FULL_HOUSE",
+    "KNOWN_PLAYS_LIMIT",
     "RANK_MASKS",
     "STRAIGHT",
     "STRAIGHT_FLUSH",

@@ -2,15 +2,14 @@
 high cards single and low cards inside combinations), and count cards to know which plays no
 unseen card can beat ("masters").
 
-Splits are cached per ruleset and hand: in a rollout a hand is asked about many times between
-two of its own plays. The cache is bounded in all, whatever the rulesets asked about (a service's
-bots take any ruleset): :data:`SPLITS_KEPT` splits of at most :data:`RULESETS_KEPT` rulesets.
+Splits are cached by hand: in a rollout a hand is asked about many times between two of its own
+plays. The cache is bounded whatever the rulesets and hands asked about (a service's bots take any
+ruleset): :data:`SPLITS_KEPT` splits in all.
 """
 
 from __future__ import annotations
 
-from functools import cache
-
+from ..cache import BoundedCache
 from ..generate import CARD_MASK, MASK_BITS, all_plays, can_beat
 from ..rules import Ruleset
 from ..tables import RuleTables, tables_for
@@ -20,15 +19,13 @@ PLAY_COST = 40
 
 SPLITS_KEPT = 1 << 15
 """Splits kept, all rulesets together: many times the distinct hands one pro decision or one
-great-level deal asks about, so the bound costs few hits. When full, every cache starts again."""
-RULESETS_KEPT = 16
-"""Rulesets whose splits are kept at once (each keeps its rule tables alive): a new one beyond
-them starts every cache again."""
+great-level deal asks about, so the bound costs few hits."""
 
-_SPLITS: dict[int, tuple[RuleTables, dict[int, tuple[tuple[int, ...], int]]]] = {}
-"""Per rule tables (by id, the tables kept alive beside their cache): hand -> split."""
-_kept = 0
-"""Splits in all of :data:`_SPLITS` (threads may race on it: it only decides when to start again)."""
+_SPLITS = BoundedCache[int, tuple[RuleTables, tuple[tuple[int, ...], int]]]("engine.bots.plan.splits", SPLITS_KEPT)
+"""hand -> (the rule tables it was split under, its split). Keyed by the hand alone so that a hit is
+one probe: a hand split under other rules is a miss and is split again (a 52-bit hand seldom
+recurs across the rulesets of one process)."""
+
 FIVE_CHECK_POOL = 24
 """Above this many unseen cards no five-card hand counts as a master (cheap, nearly always true)."""
 
@@ -62,32 +59,12 @@ def split(hand: int, tables: RuleTables) -> tuple[tuple[int, ...], int]:
 
     Cost = PLAY_COST per play + the lowness of each play: fewest plays first, then high singles
     kept and low cards used inside combinations."""
-    entry = _SPLITS.get(id(tables))
+    entry = _SPLITS.get(hand)
     if entry is not None and entry[0] is tables:
-        found = entry[1].get(hand)
-        if found is not None:
-            return found
+        return entry[1]
     result = _split(hand, tables)
-    _remember(hand, tables, result)
+    _SPLITS.put(hand, (tables, result))
     return result
-
-
-def _remember(hand: int, tables: RuleTables, result: tuple[tuple[int, ...], int]) -> None:
-    global _kept
-    entry = _SPLITS.get(id(tables))
-    if entry is None or entry[0] is not tables or _kept >= SPLITS_KEPT:
-        if _kept >= SPLITS_KEPT or len(_SPLITS) >= RULESETS_KEPT:
-            _forget()
-        entry = _SPLITS[id(tables)] = (tables, {})
-    entry[1][hand] = result
-    _kept += 1
-
-
-def _forget() -> None:
-    """Start every split cache again."""
-    global _kept
-    _SPLITS.clear()
-    _kept = 0
 
 
 def _split(hand: int, tables: RuleTables) -> tuple[tuple[int, ...], int]:
@@ -99,10 +76,11 @@ def _split(hand: int, tables: RuleTables) -> tuple[tuple[int, ...], int]:
         low = mask & -mask
         containing.setdefault(low, []).append((encoded, PLAY_COST + lowness(encoded)))
 
-    @cache
+    # The best split of every rest reached, for this hand only: a plain dictionary, emptied on
+    # return so that nothing outlives the call (``best`` refers to itself, a cycle).
+    memo: dict[int, tuple[int, tuple[int, ...]]] = {0: (0, ())}
+
     def best(rest: int) -> tuple[int, tuple[int, ...]]:
-        if not rest:
-            return 0, ()
         lowest = rest & -rest
         found_cost = -1
         found: tuple[int, ...] = ()
@@ -110,14 +88,18 @@ def _split(hand: int, tables: RuleTables) -> tuple[tuple[int, ...], int]:
             mask = encoded & CARD_MASK
             if mask & rest != mask:
                 continue
-            sub_cost, sub = best(rest & ~mask)
-            total = cost + sub_cost
+            left = rest & ~mask
+            sub = memo.get(left)
+            if sub is None:
+                sub = best(left)
+            total = cost + sub[0]
             if found_cost < 0 or total < found_cost:
-                found_cost, found = total, (encoded, *sub)
-        return found_cost, found
+                found_cost, found = total, (encoded, *sub[1])
+        memo[rest] = answer = (found_cost, found)
+        return answer
 
     cost, plays = best(hand)
-    best.cache_clear()  # free the memo now: it and ``best`` refer to each other (a cycle)
+    memo.clear()
     ordered = tuple(sorted(plays, key=lambda e: (-(e & CARD_MASK).bit_count(), e >> MASK_BITS)))
     return ordered, cost
 
