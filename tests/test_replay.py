@@ -8,6 +8,7 @@ import os
 import random
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,8 @@ from bigtwo.engine.replay import (
     seal,
 )
 from bigtwo.engine.replay.audit import SignatureStatus
+from bigtwo.engine.replay.model import Action, ActionKind
+from bigtwo.engine.replay.validate import validate_action, validate_log
 
 GOLDEN = Path(__file__).parent / "golden"
 MAKE_GOLDEN = GOLDEN / "make_golden.py"
@@ -522,3 +525,40 @@ def test_proto_game_log_conversions(name: str) -> None:
             if not verdict.ok:
                 assert verdict.kind is VerdictKind.ILLEGAL_MOVE
                 assert move_index(game_log_from_pb(message).deals[0], verdict.first.index) == 3  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("name", GOLDEN_FILES)
+def test_every_golden_log_passes_the_validator(name: str) -> None:
+    validate_log(loads(_text(name)))
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"seat": 7}, "p8 is not a seat at this 4-player table"),
+        ({"auto": True}, "only a pass can be automatic"),
+        ({"refused": "too-rude"}, "'too-rude' is not a refusal reason"),
+        ({"cards": ()}, "names no move"),
+    ],
+)
+def test_audit_gives_a_log_built_out_of_shape_a_format_error(change: dict[str, object], words: str) -> None:
+    log = loads(_text("classic-4p.toml"))
+    deal = log.deals[0]
+    play = next(i for i, action in enumerate(deal.actions) if action.kind is ActionKind.PLAY)
+    edited = replace(deal.actions[play], canonical="", **change)  # type: ignore[arg-type]
+    bad = replace(log, deals=(replace(deal, actions=(*deal.actions[:play], edited, *deal.actions[play + 1 :])),))
+    with pytest.raises(ReplayFormatError, match=words):
+        validate_log(bad)
+    verdict = audit_log(bad)
+    assert verdict.kind is VerdictKind.FORMAT_ERROR and words in verdict.problems[0].message
+    assert verdict.problems[0].line == deal.actions[play].line > 0
+
+
+def test_reader_and_validator_say_the_same_sentence() -> None:
+    text = _text("classic-4p.toml").replace('"p1 pass"', '"p1 3D auto"', 1)
+    with pytest.raises(ReplayFormatError) as read:
+        loads(text)
+    action = Action(0, ActionKind.PLAY, ("3D",), auto=True, line=read.value.line)
+    with pytest.raises(ReplayFormatError) as checked:
+        validate_action(action, 4)
+    assert read.value.message == checked.value.message and read.value.line == checked.value.line

@@ -34,6 +34,7 @@ from .format import (
     sign,
     signature_for,
 )
+from .validate import validate_log
 from .writer import ReplayWriter, actions_from_events, game_log_from_deals
 
 __all__ = [
@@ -62,4 +63,5 @@ __all__ = [
     "seal",
     "sign",
     "signature_for",
+    "validate_log",
 ]

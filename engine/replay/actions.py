@@ -9,10 +9,10 @@ import contextlib
 import re
 from collections.abc import Sequence
 
-from .. import ALL_CARDS, BadCardError, Card, Reason, Suit
+from .. import ALL_CARDS, BadCardError, Card, Suit
 from .model import Action, ActionKind, ReplayFormatError, SeatInfo, _at_line
+from .validate import REASONS, not_a_seat, only_a_pass_is_automatic, quoted, unknown_reason
 
-_REASONS = frozenset(reason.value for reason in Reason)
 _ACTION_TAGS = ("auto", "timeout", "refused")
 
 _CARD_ORDER = {str(card): card.index for card in ALL_CARDS}
@@ -97,25 +97,20 @@ def parse_action(text: str, players: int, line: int = 0) -> Action:
     return c if c.line == line else _at_line(c, line)
 
 
-def _quoted(text: str) -> str:
-    """``repr(text)``, cut after 60 characters: an error names the action, it does not echo a page."""
-    return repr(text) if len(text) <= 60 else repr(text[:60]) + f"... ({len(text)} characters)"
-
-
 def _parse_action(text: str, players: int, line: int) -> Action:
     body, hash_mark, comment = text.partition("#")
     comment = comment.strip() if hash_mark else ""
     tokens = body.split()
     if not tokens:
-        raise ReplayFormatError(f'empty action {_quoted(text)}: write the actor then the move, e.g. "p1 3D"', line)
+        raise ReplayFormatError(f'empty action {quoted(text)}: write the actor then the move, e.g. "p1 3D"', line)
     seat = _actor(text, tokens[0], players, line)
     rest = tokens[1:]
     if not rest:
-        raise ReplayFormatError(f"action {_quoted(text)} names no move (cards, pass, left or taken)", line)
+        raise ReplayFormatError(f"action {quoted(text)} names no move (cards, pass, left or taken)", line)
     word = rest[0].lower()
     if word in ("left", "leaves"):
         if len(rest) > 1:
-            raise ReplayFormatError(f"action {_quoted(text)}: nothing may follow 'left'", line)
+            raise ReplayFormatError(f"action {quoted(text)}: nothing may follow 'left'", line)
         return Action(seat, ActionKind.LEAVE, comment=comment, line=line)
     if word in ("taken", "takes"):
         return Action(seat, ActionKind.TAKE, taker=_taker(text, rest, line), comment=comment, line=line)
@@ -126,20 +121,20 @@ def _actor(text: str, token: str, players: int, line: int) -> int:
     """The engine seat of an action's first word (``p1`` is seat 0)."""
     actor = token.lower()
     if not (actor.startswith("p") and actor[1:].isdigit()):
-        raise ReplayFormatError(f"action {_quoted(text)} does not start with its actor (p1 .. p{players})", line)
+        raise ReplayFormatError(f"action {quoted(text)} does not start with its actor (p1 .. p{players})", line)
     seat = int(actor[1:]) - 1
     if not 0 <= seat < players:
-        raise ReplayFormatError(f"action {_quoted(text)}: {token} is not a seat at this {players}-player table", line)
+        raise ReplayFormatError(not_a_seat(text, token, players), line)
     return seat
 
 
 def _taker(text: str, rest: Sequence[str], line: int) -> SeatInfo:
     """Who takes a seat over: ``taken human NAME`` or ``taken bot:LEVEL NAME``."""
     if len(rest) < 2:
-        raise ReplayFormatError(f"action {_quoted(text)}: write 'taken human NAME' or 'taken bot:LEVEL NAME'", line)
+        raise ReplayFormatError(f"action {quoted(text)}: write 'taken human NAME' or 'taken bot:LEVEL NAME'", line)
     kind, _, level_text = rest[1].lower().partition(":")
     if kind not in ("human", "bot"):
-        raise ReplayFormatError(f"action {_quoted(text)}: the taker is 'human' or 'bot[:LEVEL]', not {rest[1]!r}", line)
+        raise ReplayFormatError(f"action {quoted(text)}: the taker is 'human' or 'bot[:LEVEL]', not {rest[1]!r}", line)
     level: int | str | None = None
     if level_text:
         level = int(level_text) if level_text.isdigit() else level_text
@@ -153,19 +148,19 @@ def _move(text: str, seat: int, rest: Sequence[str], comment: str, line: int) ->
     move_tokens = rest[:index]
     if len(rest) - index > 4:
         raise ReplayFormatError(
-            f"action {_quoted(text)}: too many words after the move (the tags are auto, timeout, refused REASON)",
+            f"action {quoted(text)}: too many words after the move (the tags are auto, timeout, refused REASON)",
             line,
         )
     auto, timeout, refused = _tags(text, rest[index:], line)
     if not move_tokens:
-        raise ReplayFormatError(f"action {_quoted(text)} names no move (cards or pass)", line)
+        raise ReplayFormatError(f"action {quoted(text)} names no move (cards or pass)", line)
     if len(move_tokens) == 1 and move_tokens[0].lower() == "pass":
         return Action(seat, ActionKind.PASS, (), auto, timeout, refused, comment, line=line)
     if auto:
-        raise ReplayFormatError(f"action {_quoted(text)}: only a pass can be automatic", line)
+        raise ReplayFormatError(only_a_pass_is_automatic(text), line)
     cards, error = _canonical_cards(_card_tokens(" ".join(move_tokens)), raw_ok=bool(refused))
     if error:
-        raise ReplayFormatError(f"action {_quoted(text)}: {error}", line)
+        raise ReplayFormatError(f"action {quoted(text)}: {error}", line)
     return Action(seat, ActionKind.PLAY, cards, False, timeout, refused, comment, line=line)
 
 
@@ -183,18 +178,14 @@ def _tags(text: str, tags: Sequence[str], line: int) -> tuple[bool, bool, str]:
         elif tag == "refused":
             if index + 1 >= len(tags):
                 raise ReplayFormatError(
-                    f"action {_quoted(text)}: 'refused' needs its reason, e.g. refused does-not-beat", line
+                    f"action {quoted(text)}: 'refused' needs its reason, e.g. refused does-not-beat", line
                 )
             refused = tags[index + 1].lower()
-            if refused not in _REASONS:
-                raise ReplayFormatError(
-                    f"action {_quoted(text)}: {tags[index + 1]!r} is not a refusal reason; "
-                    f"valid: {', '.join(sorted(_REASONS))}",
-                    line,
-                )
+            if refused not in REASONS:
+                raise ReplayFormatError(unknown_reason(text, tags[index + 1]), line)
             index += 1
         else:
-            raise ReplayFormatError(f"action {_quoted(text)}: unexpected {tags[index]!r} after the tags", line)
+            raise ReplayFormatError(f"action {quoted(text)}: unexpected {tags[index]!r} after the tags", line)
         index += 1
     return auto, timeout, refused
 

@@ -18,23 +18,17 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Sequence
-from dataclasses import dataclass
-from enum import StrEnum
+from typing import NoReturn
 
 from .. import (
     ALL_CARDS,
     CardsPlayed,
     Deal,
-    DealCode,
     DealContext,
     DealEnded,
-    DealError,
     DealRecord,
-    DealStarted,
     DealtCards,
-    DragonRevealed,
     Event,
-    LastCard,
     Match,
     Move,
     Passed,
@@ -42,9 +36,6 @@ from .. import (
     Ruleset,
     TrickEnded,
     classify_mask,
-    deal_from_code,
-    explicit_deal,
-    mask_text,
     play_name,
     timeout_move,
 )
@@ -52,148 +43,53 @@ from ..cards import parse_cards
 from .canonical import chain_heads, signature_for
 from .limits import DEFAULT_LIMITS, ReplayLimits
 from .model import SIGNATURE_SCHEME, Action, ActionKind, DealLog, GameLog, ReplayFormatError
+from .names import seat_ref as _seat
 from .reader import loads
-
-
-class VerdictKind(StrEnum):
-    VALID = "valid"
-    FORMAT_ERROR = "format-error"
-    RULESET_MISMATCH = "ruleset-mismatch"
-    DEAL_CODE_MISMATCH = "deal-code-mismatch"
-    CONTEXT_MISMATCH = "context-mismatch"
-    ILLEGAL_MOVE = "illegal-move"
-    RESULT_MISMATCH = "result-mismatch"
-    BROKEN_CHAIN = "broken-chain"
-    BAD_SIGNATURE = "bad-signature"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class SignatureStatus(StrEnum):
-    VALID = "valid"
-    BAD = "bad"
-    UNSIGNED = "unsigned"
-    NOT_CHECKED = "not-checked"
-    """Signed, but no key was given."""
-
-    def __str__(self) -> str:
-        return self.value
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    kind: VerdictKind
-    message: str
-    deal_number: int = 0
-    index: int = -1
-    """The action's index within its deal (0-based), for ``ILLEGAL_MOVE``; else -1."""
-    step: int = -1
-    """The global step index (see :class:`StepView`), or -1."""
-    line: int = 0
-    reason: str = ""
-    """A refusal reason id (RULES.md) or one of ``wrong-refusal``, ``not-refused``, ``auto-pass-missing``,
-    ``auto-pass-unexpected``, ``not-the-timeout-move``."""
-
-    def describe(self) -> str:
-        where = f"line {self.line}: " if self.line else ""
-        deal = f"deal {self.deal_number}: " if self.deal_number else ""
-        return f"{where}{deal}{self.message}"
-
-
-@dataclass(frozen=True, slots=True)
-class StepView:
-    """What the table looks like after one step (a deal's start, or one action), seen by everyone:
-    a replay is public, so every hand is shown."""
-
-    step: int
-    deal_number: int
-    action_index: int
-    """Index of the action within its deal; -1 for the deal's start."""
-    line: int
-    actor: int
-    """The seat acting, or -1 for a deal's start."""
-    text: str
-    """The action's canonical text (or ``deal N``)."""
-    events: tuple[Event, ...]
-    refused: str
-    message: str
-    hands: tuple[int, ...]
-    table: int
-    """Mask of the cards on the table (0 when the trick is fresh)."""
-    table_seat: int
-    table_name: str
-    to_act: int
-    trick: int
-    trick_moves: tuple[tuple[int, str], ...]
-    """The current trick so far: (seat, ``3D 3S`` or ``pass``), refusals left out."""
-    deal_over: bool
-    winner: int
-    deal_scores: tuple[int, ...]
-    totals: tuple[int, ...]
-    """Match totals after this step (a finished deal's scores included)."""
-    empty_seats: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class AuditVerdict:
-    kind: VerdictKind
-    problems: tuple[Problem, ...]
-    signature: SignatureStatus
-    events: tuple[Event, ...]
-    """Every engine event of every deal replayed, in order (``DealStarted`` opens each deal)."""
-    steps: tuple[StepView, ...]
-    deals_checked: int
-    actions_checked: int
-    totals: tuple[int, ...]
-
-    @property
-    def ok(self) -> bool:
-        return self.kind is VerdictKind.VALID
-
-    @property
-    def first(self) -> Problem | None:
-        return self.problems[0] if self.problems else None
-
-    def summary(self) -> str:
-        if self.ok:
-            sig = {
-                SignatureStatus.VALID: "signature valid",
-                SignatureStatus.UNSIGNED: "unsigned",
-                SignatureStatus.NOT_CHECKED: "signed (no key given: signature not checked)",
-                SignatureStatus.BAD: "signature bad",
-            }[self.signature]
-            return f"valid: {self.deals_checked} deals, {self.actions_checked} actions; {sig}"
-        assert self.first is not None
-        return f"{self.kind.value}: {self.first.describe()}"
-
+from .validate import DealMismatch, dealt_cards, validate_log
+from .verdicts import (
+    AuditVerdict,
+    Problem,
+    SignatureStatus,
+    StepView,
+    VerdictKind,
+    describe_event,
+    format_error_verdict,
+)
 
 _CARDS = {str(card): card for card in ALL_CARDS}
+_PLAY, _PASS = ActionKind.PLAY, ActionKind.PASS
 
 
 class _Stop(Exception):
     """Replay cannot go on (the problem is already recorded)."""
 
 
-def _seat(seat: int) -> str:
-    return f"p{seat + 1}"
+class _DealRun:
+    """One deal being replayed: the engine's deal, its record, the seats empty so far, the trick
+    as the views show it, and the auto-passes the engine made that the file must list next."""
+
+    __slots__ = ("deal", "empty", "pending", "record", "trick", "trick_moves")
+
+    def __init__(self, deal: Deal, record: DealLog, empty: set[int]) -> None:
+        self.deal = deal
+        self.record = record
+        self.empty = empty
+        self.trick = 1
+        self.trick_moves: list[tuple[int, str]] = []
+        """The current trick so far: (seat, ``3D 3S`` or ``pass``)."""
+        self.pending: list[Passed] = []
 
 
-def describe_event(event: Event) -> str:
-    """An event in words, seats named p1..pN as in the replay file."""
-    if isinstance(event, DealStarted):
-        return f"deal {event.deal_number}: {_seat(event.leader)} leads"
-    if isinstance(event, CardsPlayed):
-        return f"{_seat(event.seat)} plays {mask_text(event.mask)}"
-    if isinstance(event, Passed):
-        return f"{_seat(event.seat)} passes" + (" (auto)" if event.automatic else "")
-    if isinstance(event, TrickEnded):
-        return f"trick to {_seat(event.winner)}"
-    if isinstance(event, LastCard):
-        return f"{_seat(event.seat)}: last card!"
-    if isinstance(event, DragonRevealed):
-        return f"{_seat(event.seat)} shows a dragon ({mask_text(event.hand)})"
-    return f"{_seat(event.winner)} wins the deal" + (" with a dragon" if event.by_dragon else "")
+def _move_of(action: Action) -> Move | None:
+    """The move an action's cards make, or None when they are not all cards (a refused attempt
+    keeps its raw tokens): then the engine judges the text."""
+    if action.kind is ActionKind.PASS:
+        return Move.pass_(action.seat)
+    try:
+        cards = tuple(_CARDS[t] if t in _CARDS else parse_cards(t)[0] for t in action.cards)
+    except (Refusal, IndexError):
+        return None
+    return Move.play(action.seat, cards)
 
 
 class _Auditor:
@@ -214,38 +110,18 @@ class _Auditor:
     def problem(self, kind: VerdictKind, message: str, **where: object) -> None:
         self.problems.append(Problem(kind, message, **where))  # type: ignore[arg-type]
 
+    def stop(self, kind: VerdictKind, message: str, **where: object) -> NoReturn:
+        """Record the problem that ends the replay."""
+        self.problem(kind, message, **where)
+        raise _Stop
+
     # -- one deal ---------------------------------------------------------------------------------
 
     def dealt(self, record: DealLog) -> DealtCards:
-        rules = self.rules
-        from_code = from_hands = None
-        if record.code:
-            from_code = deal_from_code(DealCode.parse(record.code), rules)
-        if record.hands:
-            try:
-                from_hands = explicit_deal(list(record.hands), rules)
-            except DealError as exc:
-                self.problem(
-                    VerdictKind.DEAL_CODE_MISMATCH,
-                    f"the hands are not a deal: {exc}",
-                    deal_number=record.number,
-                    line=record.line,
-                )
-                raise _Stop from None
-        if from_code is not None and from_hands is not None:
-            for seat, (a, b) in enumerate(zip(from_code.hands, from_hands.hands, strict=True)):
-                if a != b:
-                    self.problem(
-                        VerdictKind.DEAL_CODE_MISMATCH,
-                        f"deal code {record.code} deals {_seat(seat)} {mask_text(a)!r}, "
-                        f"but the file gives {mask_text(b)!r}",
-                        deal_number=record.number,
-                        line=record.line,
-                    )
-                    raise _Stop
-        dealt = from_code or from_hands
-        assert dealt is not None
-        return dealt
+        try:
+            return dealt_cards(record, self.rules)
+        except DealMismatch as exc:
+            self.stop(VerdictKind.DEAL_CODE_MISMATCH, str(exc), deal_number=record.number, line=record.line)
 
     def context(self, index: int, record: DealLog, empty: set[int], previous: DealLog | None) -> DealContext:
         if previous is not None:
@@ -264,25 +140,21 @@ class _Auditor:
                     f"{[_seat(s) for s in sorted(empty)]}"
                 )
             if mismatch:
-                self.problem(VerdictKind.CONTEXT_MISMATCH, mismatch, deal_number=record.number, line=record.line)
-                raise _Stop
+                self.stop(VerdictKind.CONTEXT_MISMATCH, mismatch, deal_number=record.number, line=record.line)
         return DealContext(record.number, record.previous_winner, frozenset(record.empty_seats))
 
     def view(
         self,
-        deal: Deal,
-        record: DealLog,
+        run: _DealRun,
         index: int,
         action: Action | None,
         events: tuple[Event, ...],
-        trick: int,
-        trick_moves: list[tuple[int, str]],
-        empty: set[int],
         refused: str = "",
         message: str = "",
     ) -> None:
         if not self.views:
             return
+        deal, record = run.deal, run.record
         table_mask, table_seat = self._shown
         over = deal.over
         totals = tuple(self.totals[s] + (deal.scores[s] if over and deal.scores else 0) for s in range(deal.players))
@@ -302,20 +174,20 @@ class _Auditor:
                 table_seat=table_seat,
                 table_name=play_name(classify_mask(table_mask, deal.tables), deal.tables) if table_mask else "",
                 to_act=deal.to_act,
-                trick=trick,
-                trick_moves=tuple(trick_moves),
+                trick=run.trick,
+                trick_moves=tuple(run.trick_moves),
                 deal_over=over,
                 winner=deal.winner,
                 deal_scores=tuple(deal.scores) if over else (),
                 totals=totals,
-                empty_seats=tuple(sorted(empty)),
+                empty_seats=tuple(sorted(run.empty)),
             )
         )
 
-    def illegal(self, record: DealLog, index: int, action: Action | None, reason: str, message: str) -> None:
+    def illegal(self, record: DealLog, index: int, action: Action | None, reason: str, message: str) -> NoReturn:
         line = action.line if action else record.line
         who = f"action {index + 1} ({action.text()!r})" if action else f"after action {index}"
-        self.problem(
+        self.stop(
             VerdictKind.ILLEGAL_MOVE,
             f"{who}: {reason}: {message}",
             deal_number=record.number,
@@ -324,193 +196,201 @@ class _Auditor:
             line=line,
             reason=reason,
         )
-        raise _Stop
 
     def play_deal(self, index: int, record: DealLog, empty: set[int], previous: DealLog | None) -> None:
-        rules = self.rules
         dealt = self.dealt(record)
         context = self.context(index, record, empty, previous)
-        deal = Deal.start(rules, dealt, context)
+        deal = Deal.start(self.rules, dealt, context)
         self.events.extend(deal.events)
-        trick = 1
-        trick_moves: list[tuple[int, str]] = []
+        run = _DealRun(deal, record, empty)
         self._shown = (0, -1)
-        self.view(deal, record, -1, None, deal.events, trick, trick_moves, empty)
-        pending: list[Passed] = []
-        fast = not self.views
-        play_kind, pass_kind = ActionKind.PLAY, ActionKind.PASS
-        all_events = self.events
-        for i, action in enumerate(record.actions):
+        self.view(run, -1, None, deal.events)
+        actions = record.actions
+        i = 0
+        while i < len(actions):
+            if not self.views and not run.pending:
+                i = self.plain_moves(run, i)
+                if i == len(actions):
+                    break
             self.actions_checked += 1
-            if fast and not pending and not (action.auto or action.timeout or action.refused):
-                # the common case, no views wanted: a plain play or pass
-                kind = action.kind
-                try:
-                    if kind is pass_kind:
-                        produced = deal.do(Move(action.seat, (), True))
-                    elif kind is play_kind and all(t in _CARDS for t in action.cards):
-                        produced = deal.do(Move(action.seat, tuple(_CARDS[t] for t in action.cards), False))
-                    else:
-                        produced = None
-                except Refusal as refusal:
-                    self.illegal(record, i, action, refusal.reason.value, refusal.message)
-                if produced is not None:
-                    all_events.extend(produced)
-                    if len(produced) > 1:
-                        pending = [e for e in produced if isinstance(e, Passed) and e.automatic]
-                    continue
-            if action.kind is ActionKind.LEAVE:
-                empty.add(action.seat)
-                self.view(
-                    deal,
-                    record,
-                    i,
-                    action,
-                    (),
-                    trick,
-                    trick_moves,
-                    empty,
-                    message=f"{_seat(action.seat)} left the table",
-                )
-                continue
-            if action.kind is ActionKind.TAKE:
-                empty.discard(action.seat)
-                self.view(
-                    deal, record, i, action, (), trick, trick_moves, empty, message=f"{_seat(action.seat)} taken over"
-                )
-                continue
-            if pending:
-                due = pending[0]
-                if not (
-                    action.kind is ActionKind.PASS and action.auto and action.seat == due.seat and not action.refused
-                ):
-                    self.illegal(
-                        record,
-                        i,
-                        action,
-                        "auto-pass-missing",
-                        f'the rules pass for {_seat(due.seat)} automatically here ("{_seat(due.seat)} pass auto")',
-                    )
-                pending.pop(0)
-                trick_moves.append((action.seat, "pass"))
-                events: tuple[Event, ...] = (due,)
-                if not pending and deal.table is None:
-                    # the trick ended with the auto-passes; its TrickEnded belongs to this step
-                    events = (due, *self._trick_end_after_auto)
-                self.view(deal, record, i, action, events, trick, trick_moves, empty)
-                if not pending and deal.table is None:
-                    trick += 1
-                    trick_moves = []
-                    self._shown = (0, -1)
-                continue
-            if action.auto:
-                self.illegal(record, i, action, "auto-pass-unexpected", "no automatic pass is due here")
-            if action.timeout:
-                expected = timeout_move(deal) if not deal.over and deal.to_act == action.seat else None
-                if expected is None or str(expected) != action.move_text:
-                    shown = (
-                        f"{_seat(action.seat)} {expected}" if expected is not None else "none (not this seat's turn)"
-                    )
-                    self.illegal(
-                        record,
-                        i,
-                        action,
-                        "not-the-timeout-move",
-                        f"a timed-out turn makes the engine's timeout move: {shown}",
-                    )
-            try:
-                if action.kind is ActionKind.PASS:
-                    move = Move.pass_(action.seat)
-                    produced = deal.verify(move) if action.refused else deal.do(move)
-                else:
-                    try:
-                        cards = tuple(_CARDS[t] if t in _CARDS else parse_cards(t)[0] for t in action.cards)
-                    except (Refusal, IndexError):
-                        text = " ".join(action.cards)
-                        produced = (
-                            deal.verify_text(action.seat, text) if action.refused else deal.do_text(action.seat, text)
-                        )
-                    else:
-                        move = Move.play(action.seat, cards)
-                        produced = deal.verify(move) if action.refused else deal.do(move)
-            except Refusal as refusal:
-                reason = refusal.reason.value
-                if action.refused == reason:
-                    self.view(
-                        deal, record, i, action, (), trick, trick_moves, empty, refused=reason, message=refusal.message
-                    )
-                    continue
-                if action.refused:
-                    self.illegal(
-                        record,
-                        i,
-                        action,
-                        "wrong-refusal",
-                        f"recorded as refused {action.refused}, but the rules refuse it as {reason} "
-                        f"({refusal.message})",
-                    )
-                self.illegal(record, i, action, reason, refusal.message)
-            if action.refused:
-                self.illegal(
-                    record, i, action, "not-refused", f"recorded as refused {action.refused}, but the rules accept it"
-                )
-            assert isinstance(produced, tuple)
-            self.events.extend(produced)
-            if len(produced) == 1 and not self.views:
-                trick_moves.append((action.seat, action.move_text))
-                continue
-            own: list[Event] = []
-            self._trick_end_after_auto = []
-            autos = [e for e in produced if isinstance(e, Passed) and e.automatic]
-            for event in produced:
-                if isinstance(event, Passed) and event.automatic:
-                    continue
-                if autos and isinstance(event, TrickEnded):
-                    self._trick_end_after_auto.append(event)
-                    continue
-                own.append(event)
-            trick_moves.append((action.seat, action.move_text if action.kind is ActionKind.PLAY else "pass"))
-            pending = autos
-            for event in own:
-                if isinstance(event, CardsPlayed):
-                    self._shown = (event.mask, event.seat)
-            self.view(deal, record, i, action, tuple(own), trick, trick_moves, empty)
-            if any(isinstance(e, TrickEnded) for e in own):
-                trick += 1
-                trick_moves = []
-                self._shown = (0, -1)
-        if pending:
+            self.step(run, i, actions[i])
+            i += 1
+        if run.pending:
             self.illegal(
                 record,
-                len(record.actions),
+                len(actions),
                 None,
                 "auto-pass-missing",
-                f"the rules pass for {_seat(pending[0].seat)} automatically, but the actions stop",
+                f"the rules pass for {_seat(run.pending[0].seat)} automatically, but the actions stop",
             )
         self.check_result(record, deal)
+
+    def plain_moves(self, run: _DealRun, start: int) -> int:
+        """The common case, no views wanted and no auto-pass due: do the plain plays and passes from
+        action ``start`` on, in one tight loop; return the index of the first action :meth:`step`
+        must take (the end when none)."""
+        deal, actions, events = run.deal, run.record.actions, self.events
+        cards = _CARDS
+        i, end = start, len(actions)
+        try:
+            while i < end:
+                action = actions[i]
+                if action.auto or action.timeout or action.refused:
+                    break
+                kind = action.kind
+                if kind is _PASS:
+                    produced = deal.do(Move(action.seat, (), True))
+                elif kind is _PLAY and all(t in cards for t in action.cards):
+                    produced = deal.do(Move(action.seat, tuple(cards[t] for t in action.cards), False))
+                else:
+                    break
+                i += 1
+                events.extend(produced)
+                if len(produced) > 1:
+                    run.pending = [e for e in produced if isinstance(e, Passed) and e.automatic]
+                    if run.pending:
+                        break
+        except Refusal as refusal:
+            self.actions_checked += i - start + 1
+            self.illegal(run.record, i, actions[i], refusal.reason.value, refusal.message)
+        self.actions_checked += i - start
+        return i
+
+    def step(self, run: _DealRun, i: int, action: Action) -> None:
+        """One action, every case: a seat change, a due auto-pass, a timed-out turn, a refusal."""
+        if action.kind is ActionKind.LEAVE:
+            run.empty.add(action.seat)
+            self.view(run, i, action, (), message=f"{_seat(action.seat)} left the table")
+        elif action.kind is ActionKind.TAKE:
+            run.empty.discard(action.seat)
+            self.view(run, i, action, (), message=f"{_seat(action.seat)} taken over")
+        elif run.pending:
+            self.auto_pass(run, i, action)
+        else:
+            if action.auto:
+                self.illegal(run.record, i, action, "auto-pass-unexpected", "no automatic pass is due here")
+            if action.timeout:
+                self.check_timeout(run, i, action)
+            produced = self.attempt(run, i, action)
+            if produced is not None:
+                self.moved(run, i, action, produced)
+
+    def auto_pass(self, run: _DealRun, i: int, action: Action) -> None:
+        """Action ``i`` must be the auto-pass the engine made (``pN pass auto``)."""
+        due = run.pending[0]
+        if not (action.kind is ActionKind.PASS and action.auto and action.seat == due.seat and not action.refused):
+            self.illegal(
+                run.record,
+                i,
+                action,
+                "auto-pass-missing",
+                f'the rules pass for {_seat(due.seat)} automatically here ("{_seat(due.seat)} pass auto")',
+            )
+        run.pending.pop(0)
+        run.trick_moves.append((action.seat, "pass"))
+        events: tuple[Event, ...] = (due,)
+        trick_over = not run.pending and run.deal.table is None
+        if trick_over:
+            # the trick ended with the auto-passes; its TrickEnded belongs to this step
+            events = (due, *self._trick_end_after_auto)
+        self.view(run, i, action, events)
+        if trick_over:
+            run.trick += 1
+            run.trick_moves = []
+            self._shown = (0, -1)
+
+    def check_timeout(self, run: _DealRun, i: int, action: Action) -> None:
+        """A timed-out turn must be the engine's timeout move."""
+        deal = run.deal
+        expected = timeout_move(deal) if not deal.over and deal.to_act == action.seat else None
+        if expected is None or str(expected) != action.move_text:
+            shown = f"{_seat(action.seat)} {expected}" if expected is not None else "none (not this seat's turn)"
+            self.illegal(
+                run.record,
+                i,
+                action,
+                "not-the-timeout-move",
+                f"a timed-out turn makes the engine's timeout move: {shown}",
+            )
+
+    def attempt(self, run: _DealRun, i: int, action: Action) -> tuple[Event, ...] | None:
+        """Do a play or pass through the engine: its events, or None for an attempt the file
+        records as refused and the rules refuse for the same reason (which changes nothing)."""
+        deal = run.deal
+        text = " ".join(action.cards)
+        try:
+            move = _move_of(action)
+            if not action.refused:
+                return deal.do(move) if move is not None else deal.do_text(action.seat, text)
+            if move is not None:
+                deal.verify(move)
+            else:
+                deal.verify_text(action.seat, text)
+        except Refusal as refusal:
+            reason = refusal.reason.value
+            if action.refused == reason:
+                self.view(run, i, action, (), refused=reason, message=refusal.message)
+                return None
+            if action.refused:
+                self.illegal(
+                    run.record,
+                    i,
+                    action,
+                    "wrong-refusal",
+                    f"recorded as refused {action.refused}, but the rules refuse it as {reason} ({refusal.message})",
+                )
+            self.illegal(run.record, i, action, reason, refusal.message)
+        self.illegal(
+            run.record, i, action, "not-refused", f"recorded as refused {action.refused}, but the rules accept it"
+        )
+
+    def moved(self, run: _DealRun, i: int, action: Action, produced: tuple[Event, ...]) -> None:
+        """The events of a move the rules accepted: the auto-passes it brings are due next."""
+        self.events.extend(produced)
+        if len(produced) == 1 and not self.views:
+            run.trick_moves.append((action.seat, action.move_text))
+            return
+        own: list[Event] = []
+        self._trick_end_after_auto = []
+        autos = [e for e in produced if isinstance(e, Passed) and e.automatic]
+        for event in produced:
+            if isinstance(event, Passed) and event.automatic:
+                continue
+            if autos and isinstance(event, TrickEnded):
+                self._trick_end_after_auto.append(event)
+                continue
+            own.append(event)
+        run.trick_moves.append((action.seat, action.move_text if action.kind is ActionKind.PLAY else "pass"))
+        run.pending = autos
+        for event in own:
+            if isinstance(event, CardsPlayed):
+                self._shown = (event.mask, event.seat)
+        self.view(run, i, action, tuple(own))
+        if any(isinstance(e, TrickEnded) for e in own):
+            run.trick += 1
+            run.trick_moves = []
+            self._shown = (0, -1)
 
     def check_result(self, record: DealLog, deal: Deal) -> None:
         result = record.result
         if not deal.over:
             if result is not None:
-                self.problem(
+                self.stop(
                     VerdictKind.RESULT_MISMATCH,
                     f"a result is recorded, but the moves do not finish the deal ({_seat(deal.to_act)} to act)",
                     deal_number=record.number,
                     line=result.line,
                 )
-                raise _Stop
             return
         ended = next(e for e in reversed(deal.events) if isinstance(e, DealEnded))
         settlement = ended.settlement
         if result is None:
-            self.problem(
+            self.stop(
                 VerdictKind.RESULT_MISMATCH,
                 f"the deal ends ({_seat(ended.winner)} wins) but no result is recorded",
                 deal_number=record.number,
                 line=record.line,
             )
-            raise _Stop
         mismatch = ""
         if result.winner != ended.winner:
             mismatch = f"winner is {_seat(result.winner)} in the file, {_seat(ended.winner)} by the moves"
@@ -530,10 +410,7 @@ class _Auditor:
                 if mismatch:
                     break
         if mismatch:
-            self.problem(
-                VerdictKind.RESULT_MISMATCH, f"result: {mismatch}", deal_number=record.number, line=result.line
-            )
-            raise _Stop
+            self.stop(VerdictKind.RESULT_MISMATCH, f"result: {mismatch}", deal_number=record.number, line=result.line)
         try:
             self.match = self.match.record(
                 DealRecord(
@@ -541,13 +418,12 @@ class _Auditor:
                 )
             )
         except ValueError as exc:
-            self.problem(
+            self.stop(
                 VerdictKind.RESULT_MISMATCH,
                 f"deal {record.number} cannot be recorded: {exc}",
                 deal_number=record.number,
                 line=record.line,
             )
-            raise _Stop from None
         for seat, score in enumerate(settlement.scores):
             self.totals[seat] += score
 
@@ -616,7 +492,13 @@ def audit_log(
     ``key``: the key (bytes) to verify the signature with, or several (key rotation: the signature
     is valid when any of them made it); ``views``: build the per-step
     views (skip them for bulk audits); ``require_signature``: an unsigned file is ``BAD_SIGNATURE``.
+    A log out of shape (:func:`~.validate.validate_log`: one a replay file could not say) is
+    ``FORMAT_ERROR``, however it was built.
     """
+    try:
+        validate_log(log)
+    except ReplayFormatError as error:
+        return format_error_verdict(error)
     auditor = _Auditor(log, views)
     auditor.run()
     problems = auditor.problems
@@ -683,8 +565,14 @@ def audit_text(
     return audit_log(log, key, views=views, require_signature=require_signature)
 
 
-def format_error_verdict(error: ReplayFormatError) -> AuditVerdict:
-    """The ``FORMAT_ERROR`` verdict of a text that ``loads`` refused with ``error`` (a caller that
-    has parsed the text already need not parse it again for its verdict)."""
-    problem = Problem(VerdictKind.FORMAT_ERROR, error.message, line=error.line)
-    return AuditVerdict(VerdictKind.FORMAT_ERROR, (problem,), SignatureStatus.UNSIGNED, (), (), 0, 0, ())
+__all__ = [
+    "AuditVerdict",
+    "Problem",
+    "SignatureStatus",
+    "StepView",
+    "VerdictKind",
+    "audit_log",
+    "audit_text",
+    "describe_event",
+    "format_error_verdict",
+]
