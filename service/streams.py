@@ -1,0 +1,167 @@
+"""PlayStream's two halves that are not the call's bookkeeping: :class:`StreamSession`, the deal a
+stream holds and how each message is answered, and :class:`TurnBatch`, how the aio server gathers
+the messages of many streams to handle them back to back."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from bigtwo.engine import Move, Refusal
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
+
+from . import convert as cv
+from . import wire
+from .core import Core
+from .errors import FailedPrecondition, bad_field
+from .game import CallInfo, MoveResult
+from .tokens import LastMove
+
+
+def _resends(move: pb.Move, last: LastMove) -> bool:
+    try:
+        return last.same_as(Move.parse(move.seat, move.text))
+    except Refusal:
+        return False
+
+
+class StreamSession:
+    """One PlayStream: open a deal, then judge moves against the deal held for the stream's life."""
+
+    __slots__ = ("core", "game", "info", "last_reply", "tokens", "view_seat")
+
+    def __init__(self, core: Core, info: CallInfo) -> None:
+        self.core = core
+        self.info = info
+        self.game: Any = None
+        self.view_seat: int | None = None
+        self.tokens = False
+        self.last_reply: bytes | None = None
+
+    def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse | bytes:
+        """The answer to one message: a move's answer comes serialized (:mod:`.wire`)."""
+        which = request.WhichOneof("message")
+        core, info = self.core, self.info
+        if which == "move":
+            game = self.game
+            if game is None:
+                raise FailedPrecondition(
+                    "open the deal first: the stream's first message is open", reason="STREAM_NOT_OPEN"
+                )
+            stream_move = request.move
+            if not stream_move.HasField("move"):
+                raise bad_field("move.move", "required")
+            move = stream_move.move
+            if stream_move.validate_only:
+                return self._reply(core.judge(game, move, "move.move", info, apply=False, need_index=True))
+            # The state before each move is kept only when tokens are sent: retries use last_reply.
+            try:
+                result = core.judge(
+                    game, move, "move.move", info, apply=True, need_index=True, keep_previous=self.tokens
+                )
+            except FailedPrecondition:
+                if self._retried(move):
+                    info.moves.append(("duplicate", ""))
+                    return self.last_reply  # type: ignore[return-value]  # the same answer, nothing applied twice
+                raise
+            self.game = result.game
+            response = self._reply(result)
+            if result.accepted:
+                self.last_reply = response
+            return response
+        if which == "open":
+            if self.game is not None:
+                raise bad_field("open", "the stream already holds a deal; open a new stream for another")
+            opening = request.open
+            game = core.load(opening.game, "open.game", info)
+            self.tokens = opening.state_tokens
+            self.view_seat = core.view_seat_of(opening, game, "open.view_seat")
+            if game.deal.moves_made == 0 and opening.game.WhichOneof("game") == "log":
+                info.deals_started += 1
+                if game.deal.over:
+                    info.deals_finished += 1
+            self.game = game
+            view_seat = self.view_seat
+            return wire.opened_response(
+                core.code_for(game, view_seat),
+                game.writer().table(game.deal),
+                [wire.event_bytes(event, game.parts, view_seat) for event in game.events_so_far()],
+                b"" if view_seat is None else cv.seat_view(game.deal, view_seat).SerializeToString(),
+                token := core.token(game),
+                token if game.viewer >= 0 else core.seat_token(game, view_seat),
+            )
+        raise bad_field("message", "set open or move")
+
+    def _reply(self, result: MoveResult) -> bytes:
+        """A judged move's answer on the stream, with a token when the stream asked for them."""
+        token = self.core.token(result.game) if self.tokens else b""
+        return self.core.answer(result, self.view_seat, wire.STREAM, token)
+
+    def _retried(self, move: pb.Move) -> bool:
+        """Whether ``move`` resends the move last applied, whose answer was lost in transit."""
+        game = self.game
+        return (
+            self.last_reply is not None
+            and move.HasField("index")
+            and move.index == game.deal.moves_made - 1
+            and game.last_move is not None
+            and _resends(move, game.last_move)
+        )
+
+
+BATCH_TURNS = 6
+"""Turns of the event loop that stream messages are gathered for before they are handled."""
+
+
+class TurnBatch:
+    """Stream messages that arrive within :data:`BATCH_TURNS` turns of the event loop, handled
+    together, back to back.
+
+    Handled back to back, the moves of many games find the engine's code and the rule tables still
+    in the CPU caches, where interleaved with the transport's work each would find them evicted.
+    Measured with 16 and 256 streamed games: about 15% and 40% more moves per second than handling
+    each message as it comes, at less server CPU per move. Gathering for three to eight turns
+    instead of two added about 5% more (0.80-0.84 of the no-op server against 0.76-0.78, in the
+    same runs), with no cost at one game: a turn with nothing to do is a poll that returns at once
+    (docs/SERVICE.md, "Speed").
+    """
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[Callable[..., Any], tuple[Any, ...], asyncio.Future[Any]]] = []
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """``fn(*args)``'s result, or what it raised, once the batch has run."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        if self.loop is not loop:  # no turn scheduled on this loop yet
+            self.loop = loop
+            self.pending = []
+            loop.call_soon(self._wait, BATCH_TURNS - 1)
+        self.pending.append((fn, args, future))
+        return future
+
+    def _wait(self, turns: int) -> None:
+        if turns > 0 and self.loop is not None:
+            self.loop.call_soon(self._wait, turns - 1)
+        else:
+            self._run()
+
+    def _run(self) -> None:
+        pending, self.pending, self.loop = self.pending, [], None
+        for position, (fn, args, future) in enumerate(pending):
+            if future.cancelled():  # the call ended meanwhile
+                continue
+            try:
+                future.set_result(fn(*args))
+            except Exception as exc:
+                future.set_exception(exc)
+            except BaseException:  # the process is stopping: end the waiting calls, hang none
+                for _fn, _args, waiting in pending[position:]:
+                    waiting.cancel()
+                raise
+
+
+__all__ = ["BATCH_TURNS", "StreamSession", "TurnBatch"]
