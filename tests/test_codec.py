@@ -4,6 +4,7 @@ field errors the codec raises, answered by the service as the same field violati
 
 from __future__ import annotations
 
+import pickle
 import random
 from typing import Any
 
@@ -101,6 +102,12 @@ def test_a_bad_ruleset_names_its_field(message: pb.Ruleset, field: str) -> None:
         ruleset_from_pb(message, "game.ruleset")
     assert caught.value.path == field and caught.value.reason
     assert str(caught.value) == f"{field}: {caught.value.reason}"
+
+
+def test_a_field_error_survives_pickling() -> None:
+    error = pickle.loads(pickle.dumps(CodecFieldError("log.ruleset.preset", "unknown preset 'x'")))
+    assert isinstance(error, CodecFieldError)
+    assert (error.path, error.reason) == ("log.ruleset.preset", "unknown preset 'x'")
 
 
 def test_bounds_are_checked_before_parsing() -> None:

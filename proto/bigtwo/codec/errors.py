@@ -12,6 +12,10 @@ class CodecFieldError(ValueError):
         self.path = path
         self.reason = reason
 
+    def __reduce__(self) -> tuple[type[CodecFieldError], tuple[str, str]]:
+        # Raised in a worker process, it comes back pickled: rebuilt from its two fields.
+        return (CodecFieldError, (self.path, self.reason))
+
 
 def quote(value: str, length: int = 40) -> str:
     """``repr(value)``, cut to a prefix of ``length`` characters (marked with an ellipsis): an error
