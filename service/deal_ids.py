@@ -17,6 +17,8 @@ import base64
 import hashlib
 import hmac
 
+from bigtwo.engine.cache import BoundedCache
+
 from .tokens import DealIdentity
 
 ID_PREFIX = "d-"
@@ -31,7 +33,7 @@ class DealIds:
     def __init__(self, secret: bytes) -> None:
         # A key of its own: the signing secret is never used for two purposes.
         self._key = hmac.new(secret, b"bigtwo deal id v1", hashlib.sha256).digest()
-        self._names: dict[tuple[bool, int], str] = {}
+        self._names: BoundedCache[tuple[bool, int], str] = BoundedCache("service.deal_ids.names", _REMEMBERED)
 
     def of(self, identity: DealIdentity) -> str:
         """The deal's opaque identifier, e.g. ``d-5ZQ4...``."""
@@ -40,10 +42,7 @@ class DealIds:
         if name is None:
             label = b"explicit:" if identity.explicit else b"code:"
             digest = hmac.new(self._key, label + identity.value.to_bytes(8, "big"), hashlib.sha256).digest()
-            name = ID_PREFIX + base64.b32encode(digest).decode()[:ID_CHARS]
-            if len(self._names) >= _REMEMBERED:
-                self._names.clear()
-            self._names[key] = name
+            name = self._names.put(key, ID_PREFIX + base64.b32encode(digest).decode()[:ID_CHARS])
         return name
 
 

@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import structlog
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
-from prometheus_client.metrics_core import Metric
+from bigtwo.engine.cache import cache_stats
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
@@ -124,6 +125,36 @@ def initialise(
         BOT_MOVES.labels("TimeoutMove", level)
     OPEN_STREAMS.set(0)
     SERVING.set(0)
+
+
+class CacheFigures(Collector):
+    """Every memo's figures (:func:`bigtwo.engine.cache.cache_stats`), read at each scrape, by the
+    ``cache`` label (the owner's name): entries and capacity as gauges, misses and clears as the
+    counters they are. Each process's own caches: with ``--workers`` the figures live in each
+    worker, which multiprocess mode does not merge, so only a single process exports them."""
+
+    def collect(self) -> Iterable[Metric]:
+        entries = GaugeMetricFamily("bigtwo_cache_entries", "Entries a memo holds now, by cache", labels=["cache"])
+        capacity = GaugeMetricFamily(
+            "bigtwo_cache_capacity", "Entries a memo holds at most before it empties, by cache", labels=["cache"]
+        )
+        misses = CounterMetricFamily(
+            "bigtwo_cache_misses", "Values a memo computed and stored (lookups that missed), by cache", labels=["cache"]
+        )
+        clears = CounterMetricFamily(
+            "bigtwo_cache_clears", "Times a memo was full and emptied to make room, by cache", labels=["cache"]
+        )
+        for stats in cache_stats():
+            label = [stats.owner]
+            entries.add_metric(label, stats.entries)
+            capacity.add_metric(label, stats.capacity)
+            misses.add_metric(label, stats.misses)
+            clears.add_metric(label, stats.clears)
+        return [entries, capacity, misses, clears]
+
+
+CACHES = CacheFigures()
+REGISTRY.register(CACHES)
 
 
 class WorkerProcesses(Collector):

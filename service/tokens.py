@@ -51,16 +51,17 @@ import hashlib
 import json
 import struct
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from bigtwo.engine import PRESET_NAMES, DealState, Kind, Move, Ruleset
+from bigtwo.engine.cache import BoundedCache, IdentityCache
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESSIV
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from .errors import InvalidArgument, Violation
+from .bounds import MAX_SEATS, BoundError, check_seats
+from .errors import InvalidArgument, ResourceExhausted, Violation
 from .limits import LIMITS
 
 VERSION = 3
@@ -163,7 +164,6 @@ class History(NamedTuple):
         return read_moves(self.moves)
 
 
-
 def opening(leader: int, opening_card: int) -> bytes:
     """A packed history with no move yet: how the deal opened."""
     return _OPENING.pack(leader, opening_card)
@@ -192,7 +192,8 @@ def read_moves(moves: bytes) -> list[tuple[int, int]]:
     return out
 
 
-_CARD_BYTES: dict[int, bytes] = {}
+_CARD_BYTES: BoundedCache[int, bytes] = BoundedCache("service.tokens.card_bytes", 8192)
+"""A play's cards as a history holds them, by mask."""
 
 
 def move_bytes(seat: int, mask: int) -> bytes:
@@ -201,10 +202,7 @@ def move_bytes(seat: int, mask: int) -> bytes:
         return _PASSES[seat]
     known = _CARD_BYTES.get(mask)
     if known is None:
-        cards = bytes(index for index in range(52) if mask >> index & 1)
-        if len(_CARD_BYTES) < 8192:
-            _CARD_BYTES[mask] = cards
-        known = cards
+        known = _CARD_BYTES.put(mask, bytes(index for index in range(52) if mask >> index & 1))
     return bytes((seat << 4 | len(known),)) + known
 
 
@@ -291,17 +289,20 @@ class KeyRing:
 # -- compact DealState ---------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=8)
-def _state_struct(players: int) -> struct.Struct:
+_STATE_STRUCTS = tuple(
     # hands, to_act, leader, table_mask, table_kind, table_key, last_player, passes, passed, played,
     # opening_card, winner, moves_made, deal_number, start_sizes, has_scores, scores
-    return struct.Struct(f"<{players}QBBQbqbBBQbbHI{players}BB{players}i")
+    struct.Struct(f"<{players}QBBQbqbBBQbbHI{players}BB{players}i")
+    for players in range(MAX_SEATS + 1)
+)
+"""A state's layout by number of seats."""
+check_seats(len(_STATE_STRUCTS) - 1)
 
 
 def _pack_state(state: DealState, players: int) -> bytes:
     kind = -1 if state.table_kind is None else _KINDS.index(state.table_kind)
     scores = state.scores if state.scores else (0,) * players
-    return _state_struct(players).pack(
+    return _STATE_STRUCTS[players].pack(
         *state.hands,
         state.to_act,
         state.leader,
@@ -323,7 +324,7 @@ def _pack_state(state: DealState, players: int) -> bytes:
 
 
 def _unpack_state(data: bytes, offset: int, players: int) -> tuple[DealState, int]:
-    layout = _state_struct(players)
+    layout = _STATE_STRUCTS[players]
     values = layout.unpack_from(data, offset)
     n = players
     # After the hands come DealState's next 13 fields in its own order; only the table's kind is
@@ -343,14 +344,26 @@ def _unpack_state(data: bytes, offset: int, players: int) -> tuple[DealState, in
 def _ruleset_bytes_of(ruleset: Ruleset) -> bytes:
     overrides = ruleset.overrides()
     text = json.dumps(overrides, sort_keys=True, separators=(",", ":")).encode() if overrides else b""
+    if len(text) > MAX_OVERRIDES_BYTES:
+        raise ResourceExhausted(
+            f"ruleset: its options take {len(text)} bytes in a state token, which has room for {MAX_OVERRIDES_BYTES}",
+            reason="RULESET_TOO_LONG",
+            metadata={"max_bytes": str(MAX_OVERRIDES_BYTES)},
+        )
     preset_index = PRESET_NAMES.index(ruleset.preset) if ruleset.preset in PRESET_NAMES else 0
     return bytes.fromhex(ruleset.fingerprint) + struct.pack("<BH", preset_index, len(text)) + text
 
 
-@lru_cache(maxsize=256)
 def _ruleset_of(part: bytes) -> Ruleset:
     """The ruleset a token's ruleset part names (fingerprint, preset, overrides), checked against
     its fingerprint once per distinct part."""
+    ruleset = _RULESETS.get(part)
+    if ruleset is None:
+        ruleset = _RULESETS.put(part, _read_ruleset(part))
+    return ruleset
+
+
+def _read_ruleset(part: bytes) -> Ruleset:
     fingerprint, preset_index, length = _HEAD_BODY.unpack_from(part, 0)
     overrides = part[_HEAD_BODY.size :]
     if len(overrides) != length:
@@ -362,18 +375,32 @@ def _ruleset_of(part: bytes) -> Ruleset:
     return ruleset
 
 
-def _cache_by_identity() -> Any:
-    from .convert import IdentityCache
-
-    return IdentityCache(_ruleset_bytes_of)
-
-
-_ruleset_bytes = _cache_by_identity()
+_RULESETS: BoundedCache[bytes, Ruleset] = BoundedCache("service.tokens.rulesets", 256)
+_ruleset_bytes: IdentityCache[Ruleset, bytes] = IdentityCache("service.tokens.ruleset_bytes", _ruleset_bytes_of, 256)
 _HEAD_BODY = struct.Struct("<8sBH")
 _IDENTITY = struct.Struct("<BQbbb")
 """Explicit or not, the deal code's seed or the hands' digest, the face-up card and its seat, the viewer."""
 _MOVE = struct.Struct("<BQB")
 _LENGTH = struct.Struct("<H")
+
+MAX_TOKEN_BYTES = LIMITS.token_bytes
+"""The longest token written (and read): a ruleset whose overrides would make a longer one gets none
+(:data:`MAX_OVERRIDES_BYTES`)."""
+MAX_OVERRIDES_BYTES = MAX_TOKEN_BYTES - (
+    HEAD_SIZE  # in clear
+    + TAG_SIZE
+    + HEAD_SIZE  # sealed
+    + _HEAD_BODY.size
+    + _IDENTITY.size
+    + 2 * _STATE_STRUCTS[MAX_SEATS].size  # the state, and the state before the last move
+    + 1
+    + _MOVE.size
+    + _LENGTH.size
+    + MAX_HISTORY_BYTES
+)
+"""Room the longest token of the longest deal leaves for a ruleset's overrides (their JSON text)."""
+if MAX_OVERRIDES_BYTES <= 0:
+    raise BoundError(f"a token of the longest deal leaves no room for a ruleset within {MAX_TOKEN_BYTES} bytes")
 
 
 class IssuedTokens:
@@ -390,10 +417,14 @@ class IssuedTokens:
     (a game's next call comes long before that). Lookups and inserts are single dictionary
     operations, safe from the sync server's threads."""
 
+    __slots__ = ("newer", "older", "size")
+
     def __init__(self, size: int = 4096) -> None:
         self.size = size
-        self.newer: dict[bytes, Snapshot] = {}
-        self.older: dict[bytes, Snapshot] = {}
+        # Two caches of one owner whose roles swap (their figures add up under the owner): the
+        # newer is swapped out as it fills, so its own put never has to empty it.
+        self.newer: BoundedCache[bytes, Snapshot] = BoundedCache("service.tokens.snapshots", size)
+        self.older: BoundedCache[bytes, Snapshot] = BoundedCache("service.tokens.snapshots", size)
 
     def get(self, token: bytes) -> Snapshot | None:
         return self.newer.get(token) or self.older.get(token)
@@ -401,9 +432,13 @@ class IssuedTokens:
     def add(self, token: bytes, snap: Snapshot) -> None:
         newer = self.newer
         if len(newer) >= self.size:
-            self.older, self.newer = newer, {}
-            newer = self.newer
-        newer[token] = snap
+            older = self.older
+            if len(older):  # a generation dropped: the figure cache_stats reports as a clear
+                older.clear()
+                older.clears += 1
+            self.older, self.newer = newer, older
+            newer = older
+        newer.put(token, snap)
 
 
 class TokenCodec:
@@ -493,7 +528,7 @@ class TokenCodec:
         previous: PackedState | None = None
         last_move = None
         if body[offset] == 1:
-            size = _state_struct(players).size
+            size = _STATE_STRUCTS[players].size
             previous = PackedState(body[offset + 1 : offset + 1 + size], players)
             offset += 1 + size
             if len(previous.data) != size:
@@ -529,8 +564,17 @@ def _refused(path: str, reason: str, description: str) -> InvalidArgument:
     return InvalidArgument(f"{path}: {description}", violations=[Violation(path, description)], reason=reason)
 
 
-@lru_cache(maxsize=4096)
+_IDENTITIES: BoundedCache[tuple[bool, int], DealIdentity] = BoundedCache("service.tokens.identities", 4096)
+
+
 def identity_of(explicit: bool, value: int) -> DealIdentity:
+    identity = _IDENTITIES.get((explicit, value))
+    if identity is None:
+        identity = _IDENTITIES.put((explicit, value), _identity(explicit, value))
+    return identity
+
+
+def _identity(explicit: bool, value: int) -> DealIdentity:
     if explicit:
         return DealIdentity(True, value, f"explicit:{value:016x}")
     from bigtwo.engine import DealCode

@@ -27,19 +27,34 @@ of random games under every preset and compares it with the message that
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol
 
 from bigtwo.engine import CardsPlayed, Deal, Event, Kind, LastCard, Passed, Play, Ruleset, TrickEnded, mask_text
+from bigtwo.engine.cache import BoundedCache, IdentityCache
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 from google.protobuf.descriptor import FieldDescriptor
 
 from . import convert as cv
+from .bounds import (
+    MAX_SEATS,
+    SMALL_LENGTH,
+    BoundError,
+    check_events_compare_by_type,
+    check_length,
+    check_seats,
+    seat_counts,
+)
+from .tokens import MAX_TOKEN_BYTES
 
 _VARINT = 0
 _LENGTH = 2
 LIMIT = 8192
 """Entries a part cache holds before it starts again (parts are small: a few dozen bytes)."""
+ANSWER_REST_BYTES = 4096
+"""The most a move's answer takes besides its tokens: its outcome, its events, the table after it
+and a seat's view, each bounded by the deck's 52 cards (tests/test_service_wire.py checks the
+longest answers of whole deals against it)."""
 
 
 def _encode_varint(value: int) -> bytes:
@@ -51,14 +66,16 @@ def _encode_varint(value: int) -> bytes:
     return bytes(out)
 
 
-_SMALL_VARINTS = tuple(_encode_varint(n) for n in range(1 << 14))
+_SMALL_VARINTS = tuple(_encode_varint(n) for n in range(SMALL_LENGTH))
+"""Every length below :data:`~bigtwo.service.bounds.SMALL_LENGTH`, a one- or two-byte varint: the
+answer writer reads each part's length here (:func:`_check_bounds`)."""
 _MIDDLE_VARINTS = tuple(bytes((n & 0x7F | 0x80, n >> 7 | 0x80)) for n in range(1 << 14))
 """Fourteen bits that more bits follow: both bytes carry the continuation bit."""
 
 
 def varint(value: int) -> bytes:
     """The base-128 varint of a non-negative integer."""
-    if value < 16384:
+    if value < SMALL_LENGTH:
         return _SMALL_VARINTS[value]
     # Fourteen bits at a time from tables: the played cards' mask (up to 52 bits) is written
     # after every play, and a byte-at-a-time loop costs more than the rest of its part.
@@ -148,9 +165,6 @@ def _in_field_order(message: Any, names: tuple[str, ...]) -> tuple[str, ...]:
     if numbers != sorted(set(numbers)):
         raise WireError(f"{message.DESCRIPTOR.full_name}: {names} are not in field-number order")
     return names
-
-
-_Part = TypeVar("_Part", bytes, tuple[bytes, bytes])
 
 
 def _checked(descriptor: Any, part: bytes) -> bytes:
@@ -275,17 +289,17 @@ class RulesetParts:
 
     def __init__(self, ruleset: Ruleset) -> None:
         self.messages = cv.messages_for(ruleset)
-        self.outcomes: dict[int, bytes] = {}
-        self.plays_on_table: dict[int, bytes] = {}
-        self.cards_played: dict[int, tuple[bytes, bytes]] = {}
-        self.headers: dict[tuple[str, int], tuple[bytes, bytes]] = {}
+        self.outcomes: BoundedCache[int, bytes] = BoundedCache("service.wire.outcomes", LIMIT)
+        self.plays_on_table: BoundedCache[int, bytes] = BoundedCache("service.wire.plays_on_table", LIMIT)
+        self.cards_played: BoundedCache[int, tuple[bytes, bytes]] = BoundedCache("service.wire.cards_played", LIMIT)
+        self.headers: BoundedCache[tuple[str, int], tuple[bytes, bytes]] = BoundedCache("service.wire.headers", LIMIT)
 
     def outcome(self, mask: int, kind: Kind, key: int) -> bytes:
         """The outcome of an accepted play (a ``MoveOutcome``)."""
         part = self.outcomes.get(mask)
         if part is None:
             outcome = pb.MoveOutcome(accepted=True, play=self.messages.play(mask, kind, key))
-            part = _bounded(self.outcomes)[mask] = _checked(pb.MoveOutcome.DESCRIPTOR, outcome.SerializeToString())
+            part = self.outcomes.put(mask, _checked(pb.MoveOutcome.DESCRIPTOR, outcome.SerializeToString()))
         return part
 
     def play_on_table(self, mask: int, kind: Kind, key: int) -> bytes:
@@ -293,7 +307,7 @@ class RulesetParts:
         part = self.plays_on_table.get(mask)
         if part is None:
             table = pb.TableState(table=self.messages.play(mask, kind, key))
-            part = _bounded(self.plays_on_table)[mask] = _checked(_TABLE, table.SerializeToString())
+            part = self.plays_on_table.put(mask, _checked(_TABLE, table.SerializeToString()))
         return part
 
     def played_event(self, event: CardsPlayed) -> tuple[bytes, bytes]:
@@ -308,7 +322,7 @@ class RulesetParts:
             cv.fill_event(message, CardsPlayed(event.seat, event.mask, event.kind, event.key, 0), self.messages, None)
             seat_and_play = _checked(pb.CardsPlayedEvent.DESCRIPTOR, message.cards_played.SerializeToString())
             description = _checked(_EVENT, pb.Event(description=message.description).SerializeToString())
-            part = _bounded(self.cards_played)[cache_key] = (seat_and_play, description)
+            part = self.cards_played.put(cache_key, (seat_and_play, description))
         return part
 
     def header(self, deal: Deal, deal_id: str) -> tuple[bytes, bytes]:
@@ -321,11 +335,11 @@ class RulesetParts:
             head, tail = _only(header, _HEADER_HEAD), _only(header, _HEADER_TAIL)
             if pb.TableState.FromString(head + tail) != header:
                 raise WireError("convert.table_header sets fields that the table's header parts leave out")
-            part = _bounded(self.headers)[key] = (_checked(_TABLE, head), _checked(_TABLE, tail))
+            part = self.headers.put(key, (_checked(_TABLE, head), _checked(_TABLE, tail)))
         return part
 
 
-parts_for = cv.IdentityCache(RulesetParts, size=16)
+parts_for: IdentityCache[Ruleset, RulesetParts] = IdentityCache("service.wire.ruleset_parts", RulesetParts, 16)
 """The parts of a ruleset (by identity: rulesets come from caches, so one object per ruleset)."""
 
 
@@ -335,17 +349,13 @@ def _event_message(event: Event, messages: cv.RulesetMessages, view_seat: int | 
     return out.SerializeToString()
 
 
-def _bounded(cache: dict[Any, _Part]) -> dict[Any, _Part]:
-    """``cache``, emptied first when full (every part cache is bounded this way)."""
-    if len(cache) >= LIMIT:
-        cache.clear()
-    return cache
-
-
 _MOVE_INDEXES = tuple(pb.CardsPlayedEvent(move_index=index).SerializeToString() for index in range(1024))
 """A play's move index as a ``CardsPlayedEvent`` field (nothing for 0), by index."""
-_PASSES: dict[tuple[int, int, bool], bytes] = {}
-_SMALL_EVENTS: dict[Event, bytes] = {}
+_PASSES: BoundedCache[tuple[int, int, bool], bytes] = BoundedCache("service.wire.passes", LIMIT)
+_SMALL_EVENTS: BoundedCache[Event, bytes] = BoundedCache("service.wire.small_events", LIMIT)
+"""Keyed by the events themselves: right only while events of different types never compare
+equal (:func:`~bigtwo.service.bounds.check_events_compare_by_type`, at import)."""
+check_events_compare_by_type()
 _OPENING_CARD = (*(pb.TableState(opening_card=cv.card_name(index)).SerializeToString() for index in range(52)), b"")
 """By card index; index -1 (no opening card) is the last entry, which writes nothing."""
 
@@ -360,18 +370,18 @@ def event_bytes(event: Event, parts: RulesetParts, view_seat: int | None) -> byt
         played = seat_and_play + (
             _MOVE_INDEXES[index] if index < 1024 else pb.CardsPlayedEvent(move_index=index).SerializeToString()
         )
-        return _CARDS_PLAYED + _SMALL_VARINTS[len(played)] + played + description  # a play is < 200 bytes
+        return _CARDS_PLAYED + _SMALL_VARINTS[len(played)] + played + description
     if kind is Passed:
         assert isinstance(event, Passed)
         key = (event.seat, event.move_index, event.automatic)
         part = _PASSES.get(key)
         if part is None:
-            part = _bounded(_PASSES)[key] = _checked(_EVENT, _event_message(event, parts.messages, None))
+            part = _PASSES.put(key, _checked(_EVENT, _event_message(event, parts.messages, None)))
         return part
     if kind is TrickEnded or kind is LastCard:
         part = _SMALL_EVENTS.get(event)
         if part is None:
-            part = _bounded(_SMALL_EVENTS)[event] = _checked(_EVENT, _event_message(event, parts.messages, None))
+            part = _SMALL_EVENTS.put(event, _checked(_EVENT, _event_message(event, parts.messages, None)))
         return part
     return _event_message(event, parts.messages, view_seat)  # once a deal: start, dragon, end
 
@@ -423,17 +433,37 @@ def _values(field_name: str, count: int) -> tuple[bytes, ...]:
 
 
 _MOVES_MADE = _values("moves_made", 1024)
-_TO_ACT = _values("to_act", 4)
-_LEADER = _values("leader", 4)
-_LAST_PLAYER = (b"", *_values("last_player", 4))
+_TO_ACT = _values("to_act", MAX_SEATS)
+_LEADER = _values("leader", MAX_SEATS)
+_LAST_PLAYER = (b"", *_values("last_player", MAX_SEATS))
 """By seat + 1: nobody has played yet (-1) writes nothing."""
 _PASSED_SEATS = tuple(pb.TableState(passed_seats=seats).SerializeToString() for seats in cv.SEATS_IN)
+"""By the mask of seats that passed."""
 _CARDS_LEFT = _tag(pb.TableState, "cards_left", _LENGTH)
+_DECK = 52
 
 
 def _cards_left(hands: list[int]) -> bytes:
-    # A packed repeated field: the counts are below 128, so each is a one-byte varint.
+    # A packed repeated field of one-byte varints: its length (the seats) and each count (at most
+    # the deck's cards) are below 128 (:func:`_check_bounds`).
     return _CARDS_LEFT + bytes((len(hands), *map(int.bit_count, hands)))
+
+
+def _check_bounds() -> None:
+    """The bounds the tables above are built for, checked where they are built (import), so the
+    answer writer indexes them without a check per move: an entry for every seat of every deal
+    the engine allows, for every set of seats that passed, one-byte counts of cards, and the
+    lengths of every part of an answer (two tokens and the rest) in :data:`_SMALL_VARINTS`."""
+    for table in (_TO_ACT, _LEADER, _LAST_PLAYER[1:]):
+        check_seats(len(table))
+    if len(_PASSED_SEATS) < 1 << max(seat_counts()):
+        raise BoundError(f"{len(_PASSED_SEATS)} sets of seats that passed; a deal may have {1 << max(seat_counts())}")
+    if max(_DECK, MAX_SEATS) >= 128:
+        raise BoundError("a count of cards or seats is no longer a one-byte varint")
+    check_length("a move's answer", 2 * MAX_TOKEN_BYTES + ANSWER_REST_BYTES + 16)
+
+
+_check_bounds()
 
 
 class DealWriter:
@@ -485,8 +515,8 @@ class DealWriter:
     ) -> bytes:
         """A judged move's answer: outcome, events, the table after it, the seat's view, tokens,
         each field once and in field-number order (:meth:`AnswerLayout.of` checks the order)."""
-        # Every part is shorter than 16 KiB, so is their sum (a token is at most 2 KiB, a table
-        # and the events of one move a few hundred bytes): their lengths are one- or two-byte varints.
+        # Every length here, the answer's own included, is read from _SMALL_VARINTS: _check_bounds
+        # proved at import that two tokens and the rest of an answer fit its lengths.
         small = _SMALL_VARINTS
         parts = self.parts
         outcome = move.outcome

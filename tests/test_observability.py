@@ -215,6 +215,31 @@ def test_each_log_line_is_one_write_so_workers_never_interleave(monkeypatch: pyt
         assert json.loads(text)["event"] == "rpc"
 
 
+def test_cache_figures_follow_the_caches() -> None:
+    # The collector reads cache_stats() at each scrape: a cache filled past its capacity shows its
+    # entries, misses and clears under its owner's name, in the registry /metrics serves.
+    from bigtwo.engine.cache import BoundedCache
+    from bigtwo.service import telemetry, tokens
+    from prometheus_client import REGISTRY, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    cache: BoundedCache[int, int] = BoundedCache("tests.observability.figures", 3)
+    for key in range(5):
+        cache.put(key, key)
+    samples = {
+        (sample.name, sample.labels.get("cache")): sample.value
+        for family in text_string_to_metric_families(generate_latest(REGISTRY).decode())
+        for sample in family.samples
+    }
+    owner = "tests.observability.figures"
+    assert samples[("bigtwo_cache_entries", owner)] == 2
+    assert samples[("bigtwo_cache_capacity", owner)] == 3
+    assert samples[("bigtwo_cache_misses_total", owner)] == 5
+    assert samples[("bigtwo_cache_clears_total", owner)] == 1
+    assert samples[("bigtwo_cache_capacity", "service.tokens.identities")] == tokens._IDENTITIES.capacity
+    assert telemetry.CACHES in REGISTRY._collector_to_names
+
+
 # -- counted as it happens, at zero from the start, the drain -------------------------------------------------
 
 
@@ -328,6 +353,12 @@ def test_moves_counted_as_judged_and_health_not_serving_from_the_drain(mode: str
         assert value(during, "bigtwo_open_streams") == 1
         queued = "bigtwo_queue_seconds_count" if mode == "sync" else "bigtwo_event_loop_lag_seconds_count"
         assert value(during, queued) > 0
+        # Every memo's figures, read at the scrape: the moves just answered filled the outcome parts.
+        assert value(fresh, "bigtwo_cache_entries", cache="service.wire.small_events") == 0
+        assert value(during, "bigtwo_cache_capacity", cache="service.wire.outcomes") == 8192
+        assert value(during, "bigtwo_cache_entries", cache="service.wire.outcomes") >= 1
+        assert value(during, "bigtwo_cache_misses_total", cache="service.wire.outcomes") >= 1
+        assert value(during, "bigtwo_cache_clears_total", cache="service.wire.outcomes") == 0
 
         server.terminate()
         for _ in range(200):  # bounded: the drain is logged once health says NOT_SERVING

@@ -181,3 +181,47 @@ def test_check_fields_refuses_a_message_in_pieces_and_fields_out_of_order() -> N
         wire.check_fields(api.ApplyMoveResponse.DESCRIPTOR, split)
     with pytest.raises(wire.WireError, match="field-number order"):
         wire._in_field_order(pb.TableState, ("to_act", "players"))
+
+
+def test_the_rest_of_an_answer_stays_within_its_bound() -> None:
+    # wire._check_bounds counts on every answer's parts besides its tokens (outcome, events, table,
+    # view) taking at most ANSWER_REST_BYTES; whole deals under every ruleset, with a view, stay below.
+    longest = 0
+    for ruleset in RULESETS:
+        parts = wire.parts_for(ruleset)
+        for start, steps in random_games(ruleset, 2, seed=5):
+            writer = wire.DealWriter(start, "7K3M9QX2AB4H8", parts, deal_code="7K3M9QX2AB4H8")
+            for index, (deal, events) in enumerate(steps):
+                table = deal.table
+                outcome = parts.outcome(table.mask, table.kind, table.key) if table else wire.PASS_OUTCOME
+                judged = Judged(index, outcome, events)
+                view = cv.seat_view(deal, 0).SerializeToString()
+                longest = max(longest, len(writer.answer(wire.APPLY, judged, deal, 0, view=view)))
+    assert 0 < longest < wire.ANSWER_REST_BYTES // 4
+
+
+def test_the_bounds_the_tables_are_built_for_are_checked() -> None:
+    from bigtwo.engine import LastCard, TrickEnded
+    from bigtwo.service import bounds, tokens
+
+    assert max(bounds.seat_counts()) == bounds.MAX_SEATS
+    bounds.check_seats(bounds.MAX_SEATS)
+    with pytest.raises(bounds.BoundError, match="tables by seat hold 3"):
+        bounds.check_seats(3)
+    bounds.check_length("a part", bounds.SMALL_LENGTH - 1)
+    with pytest.raises(bounds.BoundError, match="a part may take 16384 bytes"):
+        bounds.check_length("a part", bounds.SMALL_LENGTH)
+    assert len(wire._SMALL_VARINTS[bounds.SMALL_LENGTH - 1]) == 2
+    bounds.check_events_compare_by_type()
+    assert TrickEnded(1) != LastCard(1)
+    assert tokens.MAX_OVERRIDES_BYTES > 0
+    assert 2 * tokens.MAX_TOKEN_BYTES + wire.ANSWER_REST_BYTES < bounds.SMALL_LENGTH
+
+
+def test_a_ruleset_too_long_for_a_token_gets_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bigtwo.service import errors, tokens
+
+    monkeypatch.setattr(tokens, "MAX_OVERRIDES_BYTES", 10)
+    with pytest.raises(errors.ResourceExhausted, match="room for 10"):
+        tokens._ruleset_bytes_of(Ruleset.from_mapping({"preset": "classic", "match": "deals:12345"}))
+    assert tokens._ruleset_bytes_of(preset("classic"))  # no overrides: always room
