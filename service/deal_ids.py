@@ -1,11 +1,11 @@
 """Opaque deal identifiers: how answers name a deal without saying anything about its cards.
 
 Every answer's table names its deal (``TableState.deal_id``) so that a front end, a log line and an
-operator can tell deals apart. The name used to be the deal code, from which every hand follows,
-or an unsalted digest of the hands, which a seat can search once it has seen enough cards. It is
-now an HMAC-SHA256 of the deal's identity (the deal code's seed, or the explicit hands' digest)
-under a key derived from the service's signing secret: the same deal always gets the same name on
-every replica that shares the key ring, and without the secret no name can be tied to any cards.
+operator can tell deals apart. The name is neither the deal code, from which every hand follows,
+nor an unsalted digest of the hands, which a seat can search once it has seen enough cards: it is
+an HMAC-SHA256 of the deal's identity (the deal code's seed, or the explicit hands' digest) under a
+key derived from the service's signing secret. The same deal always gets the same name on every
+replica that shares the key ring, and without the secret no name can be tied to any cards.
 
 Rotating the signing key renames deals: a deal in play when the new key starts signing shows a new
 ``deal_id`` from then on (docs/SECURITY.md).

@@ -31,10 +31,10 @@ class Limits:
     """Longest option value: an explicit straights ladder of every rung is about 200 characters."""
     deal_code_text: int = 64
     token_bytes: int = 2048
-    """Longest state token. One is about 150 bytes when a deal starts and grows with the deal's
-    public history, a byte a move and a byte a card played, which the rules bound
-    (``tokens.MAX_HISTORY_BYTES``: 52 cards played, at most 3 passes after each play): the longest
-    is about 500 bytes plus the ruleset's overrides (tests/test_tokens.py)."""
+    """Longest state token. A token grows with the deal's public history, a byte a move and a byte
+    a card played, which the rules bound (``tokens.MAX_HISTORY_BYTES``); what the longest deal's
+    token leaves of this limit is the room for a ruleset's overrides (``tokens.MAX_OVERRIDES_BYTES``,
+    computed from the token layout and checked at import)."""
     log_moves: int = 1024
     """Longest log replayed (a deal has at most a few hundred moves): longer is RESOURCE_EXHAUSTED."""
     match_deals: int = 1000

@@ -121,11 +121,9 @@ class TurnBatch:
 
     Handled back to back, the moves of many games find the engine's code and the rule tables still
     in the CPU caches, where interleaved with the transport's work each would find them evicted.
-    Measured with 16 and 256 streamed games: about 15% and 40% more moves per second than handling
-    each message as it comes, at less server CPU per move. Gathering for three to eight turns
-    instead of two added about 5% more (0.80-0.84 of the no-op server against 0.76-0.78, in the
-    same runs), with no cost at one game: a turn with nothing to do is a poll that returns at once
-    (docs/SERVICE.md, "Speed").
+    Gathering for several turns rather than one gathers more streams' messages at no cost to a
+    single game: a turn with nothing to do is a poll that returns at once. The figures behind
+    :data:`BATCH_TURNS` are in docs/PERFORMANCE.md (docs/SERVICE.md, "Speed").
     """
 
     def __init__(self) -> None:

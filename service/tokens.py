@@ -8,23 +8,23 @@ Layout::
 AES-SIV (RFC 5297) puts its 16-byte synthetic IV, a CMAC of the whole plaintext, before the
 plaintext encrypted in counter mode under that IV. The plaintext starts with the token's own head,
 which is compared with the clear head after decryption: the version and key id are authenticated
-as if they were associated data, without handing :mod:`cryptography` a second buffer, which was
-measurably dearer per call than five more bytes to encrypt. The body (all integers little-endian)
+as if they were associated data, without handing :mod:`cryptography` a second buffer, which costs
+more per call than five more bytes to encrypt (docs/PERFORMANCE.md). The body (all integers little-endian)
 holds the ruleset (fingerprint, preset, overrides), the deal's identity (deal code seed or a digest
 of the explicit hands), the face-up card, the :class:`~bigtwo.engine.DealState` after the last move,
 for idempotent retries the state before the last move and that move, and the deal's public history
 (:class:`History`): how it opened and every move made, so that a stream or call resumed from a token
 tells the deal's story so far as one resumed from the log does. The history grows by a byte a move
 and a byte a card played and is bounded by the rules (:data:`MAX_HISTORY_BYTES`); it is only read
-when the events so far are asked for, so resuming from a token costs about the same at move 5 and 80.
+when the events so far are asked for, so resuming from a token costs the same late in a deal as early.
 
 Why AES-SIV: the token must be deterministic (a retried move returns byte for byte the first
 answer, token included, and the issuing replica recognises its own tokens by their bytes), so the
 AEAD may take no random nonce. AES-SIV is deterministic by design and misuse-resistant: equal
 snapshots give equal tokens and nothing else is shared, since the IV is a keyed function of the
 whole plaintext; two tokens of one game at different moves look unrelated. It makes one CMAC pass
-and one counter-mode pass over about 150 bytes and adds 16 bytes where the HMAC it replaces added
-32. The alternatives were measured on the ApplyMove path (docs/SERVICE.md "State tokens"):
+and one counter-mode pass over the plaintext and adds a 16-byte tag. The alternatives cost more on
+the ApplyMove path (docs/SERVICE.md "State tokens", figures in docs/PERFORMANCE.md):
 AES-GCM-SIV is deterministic only with a fixed nonce (outside what its bounds are stated for) or a
 nonce derived from the body by a second keyed pass that the token must then carry, and both cost
 more per call than AES-SIV; so did AES-GCM under such a derived nonce, which is not misuse-resistant.
@@ -55,6 +55,7 @@ from typing import NamedTuple
 
 from bigtwo.engine import PRESET_NAMES, DealState, Kind, Move, Ruleset
 from bigtwo.engine.cache import BoundedCache, IdentityCache
+from bigtwo.engine.combos import VALID_SIZES
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESSIV
@@ -126,14 +127,14 @@ class LastMove(NamedTuple):
 
 MAX_PLAYS = 52
 """Plays in one deal at most: every play plays at least one of the 52 cards."""
-MAX_PASSES = 3 * MAX_PLAYS
+MAX_PASSES = (MAX_SEATS - 1) * MAX_PLAYS
 """Passes (made, not automatic) in one deal at most: the leader of a trick never passes, and after
-each play at most ``players - 1 <= 3`` passes follow before the next play or the trick's end (under
+each play at most ``players - 1`` passes follow before the next play or the trick's end (under
 every ``after_pass`` rule: a play resets the count, and the trick ends when it reaches
 ``players - 1``)."""
 MAX_HISTORY_BYTES = 2 + MAX_PLAYS + MAX_PASSES + 52
 """The longest :class:`History` in a token: the opening (2 bytes), a byte per move, a byte per card
-played. ``LIMITS.token_bytes`` leaves room for it (tests/test_tokens.py checks the longest token)."""
+played. ``LIMITS.token_bytes`` leaves room for it (:data:`MAX_OVERRIDES_BYTES`, checked at import)."""
 _OPENING = struct.Struct("<Bb")
 
 
@@ -206,7 +207,17 @@ def move_bytes(seat: int, mask: int) -> bytes:
     return bytes((seat << 4 | len(known),)) + known
 
 
-_PASSES = tuple(bytes((seat << 4,)) for seat in range(4))
+_PASSES = tuple(bytes((seat << 4,)) for seat in range(MAX_SEATS))
+
+
+def _check_history_format() -> None:
+    """A history's move is one byte ``seat << 4 | cards``: every seat and every play's number of
+    cards (the engine's play sizes) must fit four bits."""
+    if MAX_SEATS > 0xF or max(VALID_SIZES) > 0xF:
+        raise BoundError("a seat or a play's number of cards no longer fits a history's four bits")
+
+
+_check_history_format()
 
 
 class PackedState(NamedTuple):
@@ -406,10 +417,10 @@ if MAX_OVERRIDES_BYTES <= 0:
 class IssuedTokens:
     """The snapshots of the tokens a codec issued lately, by the token's bytes.
 
-    Why: authenticating a token and unpacking it was about a third of an ApplyMove's own work in
-    a loaded server (the keyed pass the largest part, its code cold in the CPU caches by the time
-    the next call of a game comes); a dictionary lookup of bytes that this process encrypted itself
-    costs a fraction of it. Equal bytes are the same token, so a hit is as safe as a token that
+    Why: authenticating a token and unpacking it is a large share of an ApplyMove's own work in a
+    loaded server (the keyed pass the largest part, its code cold in the CPU caches by the time the
+    next call of a game comes; docs/PERFORMANCE.md); a dictionary lookup of bytes that this process
+    encrypted itself skips all of it. Equal bytes are the same token, so a hit is as safe as a token that
     authenticates.
 
     Two generations of at most ``size`` entries each: when the newer is full it becomes the older

@@ -1,9 +1,9 @@
 """A move's answer as protobuf wire bytes, joined from parts that protobuf serialized once.
 
 Why: in a loaded server every field written into a upb message touches memory that the transport
-has just pushed out of the CPU caches, and the dozen writes a move's answer needs (outcome, events,
-table) cost more than the rules engine's own work (``bigtwo bench service``; docs/SERVICE.md,
-"Speed"). So each part of an answer (the outcome of a play, the table's fields that last the whole
+has just pushed out of the CPU caches, and a move's answer needs a dozen such writes (outcome,
+events, table) for a few bytes of news (``bigtwo bench service``; docs/SERVICE.md, "Speed"; figures
+in docs/PERFORMANCE.md). So each part of an answer (the outcome of a play, the table's fields that last the whole
 deal, the numbers of cards left, one pass...) is built as a message by :mod:`bigtwo.service.convert`,
 serialized by protobuf once and kept; an answer joins cached parts.
 
@@ -78,7 +78,7 @@ def varint(value: int) -> bytes:
     if value < SMALL_LENGTH:
         return _SMALL_VARINTS[value]
     # Fourteen bits at a time from tables: the played cards' mask (up to 52 bits) is written
-    # after every play, and a byte-at-a-time loop costs more than the rest of its part.
+    # after every play, so its varint takes table lookups instead of a loop over its bytes.
     out = b""
     while value >= 16384:
         out += _MIDDLE_VARINTS[value & 0x3FFF]
@@ -398,7 +398,8 @@ def _played(mask: int, text: bytes) -> bytes:
 
 
 _CARD_NAMES = tuple(mask_text(1 << index).encode() for index in range(52))
-assert all(len(name) == 2 for name in _CARD_NAMES)
+if any(len(name) != 2 for name in _CARD_NAMES):  # _text_adding places each card at 3 bytes a card
+    raise BoundError("a card's name is no longer two characters")
 
 
 def _text_adding(text: bytes, held: int, added: int) -> bytes:
