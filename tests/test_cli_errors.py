@@ -456,3 +456,31 @@ def test_a_default_from_the_environment_is_parsed_when_used(monkeypatch: pytest.
     with pytest.raises(SystemExit) as stop:
         parser.parse_args([])
     assert stop.value.code == 2
+
+
+def test_a_closed_channels_poller_prints_no_traceback_other_thread_errors_still_do() -> None:
+    """gRPC's connectivity poller thread may die with "Channel closed!" when the command closes its
+    channel after answering (grpc/grpc#18995); the command's sentence must stay the only output,
+    while any other thread's error still reaches the hook that prints it."""
+    import threading
+
+    from bigtwo.cli import main as cli_main
+
+    def _poll_connectivity() -> None:  # the name of gRPC's poller function, which the filter reads
+        raise ValueError("Cannot monitor channel state: Channel closed!")
+
+    def elsewhere() -> None:
+        raise ValueError("a real failure")
+
+    printed: list[str] = []
+    saved = threading.excepthook
+    try:
+        threading.excepthook = lambda args: printed.append(str(args.exc_value))
+        cli_main._quiet_closed_channel_pollers()
+        for target in (_poll_connectivity, elsewhere):
+            thread = threading.Thread(target=target)
+            thread.start()
+            thread.join()
+    finally:
+        threading.excepthook = saved
+    assert printed == ["a real failure"]

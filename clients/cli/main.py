@@ -20,6 +20,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -171,12 +173,34 @@ def _take_debug(argv: list[str]) -> bool:
     return found
 
 
+def _closed_channel_poller(args: threading.ExceptHookArgs) -> bool:
+    """Whether a thread died as gRPC's connectivity poller does when its channel is closed while
+    it waits (grpc/grpc#18995): the channel was ours, closed on purpose after the command's answer."""
+    if not isinstance(args.exc_value, ValueError) or "Channel closed" not in str(args.exc_value):
+        return False
+    frames = traceback.extract_tb(args.exc_traceback)
+    return any(frame.name == "_poll_connectivity" for frame in frames)
+
+
+def _quiet_closed_channel_pollers() -> None:
+    """The command speaks in sentences: a closed channel's poller thread must not print a traceback
+    after a sentence that already said what happened. Every other thread error is printed as before."""
+    previous = threading.excepthook
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        if not _closed_channel_poller(args):
+            previous(args)
+
+    threading.excepthook = hook
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` names; its exit status. The command's error boundary."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = _take_debug(argv)
     # gRPC's C core logs connection failures on stderr by itself; the command says them in words.
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    _quiet_closed_channel_pollers()
     command = _command_in(argv)
     prog = f"bigtwo {command}" if command else "bigtwo"
     try:
