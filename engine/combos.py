@@ -164,29 +164,8 @@ def _classify(mask: int, tables: RuleTables) -> Play:
 
 
 def _classify_five(mask: int, rank_mask: int, distinct: int, rank_counts: list[int], tables: RuleTables) -> Play:
-    one_suit = -1
-    for suit in range(4):
-        if mask & SUIT_MASKS[suit] == mask:
-            one_suit = suit
     if distinct == 5:
-        rung = tables.rung_by_rank_mask.get(rank_mask)
-        if rung is not None:
-            tie_card = mask & (0b1111 << (4 * rung.tie_break))
-            tie_suit = tables.suit_strength[(tie_card.bit_length() - 1) & 3]
-            within = rung.position * 4 + tie_suit
-            if one_suit >= 0:
-                return Play(mask, Kind.STRAIGHT_FLUSH, STRAIGHT_FLUSH << CLASS_SHIFT | within)
-            return Play(mask, Kind.STRAIGHT, STRAIGHT << CLASS_SHIFT | within)
-        if one_suit >= 0 and tables.flush_rule is not Flush.NONE:
-            within = flush_key(rank_mask, tables.suit_strength[one_suit], tables.flush_rule)
-            return Play(mask, Kind.FLUSH, FLUSH << CLASS_SHIFT | within)
-        if rank_mask in SEQUENCE_BY_RANK_MASK:
-            if rank_mask in tables.sequences_with_two_refused:
-                raise NoTwoInStraightsError("House rule: no 2 in straights")
-            raise NotACombinationError("These cards do not form a hand: this table's straights do not include it")
-        if one_suit >= 0:
-            raise NoFlushError("House rule: five cards of one suit are no hand unless they run in sequence")
-        raise NotACombinationError("These cards do not form a hand")
+        return _classify_five_ranks(mask, rank_mask, tables)
     if distinct == 2:
         counts = sorted(c for c in rank_counts if c)
         top = max(range(13), key=lambda r: rank_counts[r])
@@ -194,6 +173,32 @@ def _classify_five(mask: int, rank_mask: int, distinct: int, rank_counts: list[i
             return Play(mask, Kind.FULL_HOUSE, FULL_HOUSE << CLASS_SHIFT | top)
         if counts == [1, 4]:
             return Play(mask, Kind.FOUR_OF_A_KIND, FOUR_OF_A_KIND << CLASS_SHIFT | top)
+    raise NotACombinationError("These cards do not form a hand")
+
+
+def _classify_five_ranks(mask: int, rank_mask: int, tables: RuleTables) -> Play:
+    """Five cards of five ranks: a straight (flush) on the ladder, a flush, or the refusal why not."""
+    one_suit = -1
+    for suit in range(4):
+        if mask & SUIT_MASKS[suit] == mask:
+            one_suit = suit
+    rung = tables.rung_by_rank_mask.get(rank_mask)
+    if rung is not None:
+        tie_card = mask & (0b1111 << (4 * rung.tie_break))
+        tie_suit = tables.suit_strength[(tie_card.bit_length() - 1) & 3]
+        within = rung.position * 4 + tie_suit
+        if one_suit >= 0:
+            return Play(mask, Kind.STRAIGHT_FLUSH, STRAIGHT_FLUSH << CLASS_SHIFT | within)
+        return Play(mask, Kind.STRAIGHT, STRAIGHT << CLASS_SHIFT | within)
+    if one_suit >= 0 and tables.flush_rule is not Flush.NONE:
+        within = flush_key(rank_mask, tables.suit_strength[one_suit], tables.flush_rule)
+        return Play(mask, Kind.FLUSH, FLUSH << CLASS_SHIFT | within)
+    if rank_mask in SEQUENCE_BY_RANK_MASK:
+        if rank_mask in tables.sequences_with_two_refused:
+            raise NoTwoInStraightsError("House rule: no 2 in straights")
+        raise NotACombinationError("These cards do not form a hand: this table's straights do not include it")
+    if one_suit >= 0:
+        raise NoFlushError("House rule: five cards of one suit are no hand unless they run in sequence")
     raise NotACombinationError("These cards do not form a hand")
 
 

@@ -15,23 +15,16 @@ def _suits(order: str) -> str:
 
 
 def describe_ruleset(rules: Ruleset) -> tuple[str, ...]:
-    from .rules import (
-        AfterPass,
-        Flush,
-        MatchKind,
-        NextHasOneCard,
-        Opening,
-        Penalty,
-        Settlement,
-        SingleTwoLast,
-        Switch,
-        Triples,
-        TwoPlayerStart,
-    )
-
     lowest = Suit("DCHS".index(rules.suit_order.value[0]))
     lowest_card = f"3{lowest.symbol}"
-    lines = [
+    return (*_table_lines(rules, lowest_card), *_turn_lines(rules, lowest_card), *_scoring_lines(rules))
+
+
+def _table_lines(rules: Ruleset, lowest_card: str) -> list[str]:
+    """Seats, cards, suits and what the cards form."""
+    from .rules import Flush, Triples
+
+    return [
         f"Preset {rules.preset}" + (f" with {len(rules.overrides())} change(s)" if rules.overrides() else ""),
         f"{rules.players} players, {rules.hand_size} cards each"
         + (f"; the 52nd card goes face up to the holder of {lowest_card}" if rules.players == 3 else "")
@@ -46,9 +39,17 @@ def describe_ruleset(rules: Ruleset) -> tuple[str, ...]:
         "Triples may be played alone"
         if rules.triples is Triples.ALLOWED
         else "A triple may only be played inside a full house",
+    ]
+
+
+def _turn_lines(rules: Ruleset, lowest_card: str) -> list[str]:
+    """Who leads, passing, and the rules that forbid or end a play."""
+    from .rules import AfterPass, NextHasOneCard, Opening, SingleTwoLast, Switch, TwoPlayerStart
+
+    lines = [
         f"The holder of {lowest_card} leads every deal and must play it"
         if rules.opening is Opening.LOWEST_CARD_EVERY_DEAL
-        else f"{lowest_card} leads the first deal; then the last deal's winner leads with anything",
+        else f"{lowest_card} leads the first deal; then the last deal's winner leads with anything"
     ]
     if rules.players == 2:
         lines.append(
@@ -61,21 +62,32 @@ def describe_ruleset(rules: Ruleset) -> tuple[str, ...]:
         if rules.after_pass is AfterPass.MAY_PLAY_AGAIN
         else "Passed is out: a seat that passes sits out until the trick ends"
     )
-    if rules.single_two_last is SingleTwoLast.FORBIDDEN:
-        lines.append("You can't go out on a single 2")
-    if rules.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE:
-        lines.append("When the next player has one card, a single must be your highest")
-    if rules.dragon is Switch.ON:
-        lines.append("Dragon: a hand of all 13 ranks wins at once")
-    if rules.auto_pass is Switch.ON:
-        lines.append("Auto-pass: when no unplayed cards can beat a play, everyone passes at once")
+    switches = (
+        (rules.single_two_last is SingleTwoLast.FORBIDDEN, "You can't go out on a single 2"),
+        (
+            rules.next_has_one_card is NextHasOneCard.HIGHEST_SINGLE,
+            "When the next player has one card, a single must be your highest",
+        ),
+        (rules.dragon is Switch.ON, "Dragon: a hand of all 13 ranks wins at once"),
+        (
+            rules.auto_pass is Switch.ON,
+            "Auto-pass: when no unplayed cards can beat a play, everyone passes at once",
+        ),
+    )
+    return lines + [line for on, line in switches if on]
+
+
+def _scoring_lines(rules: Ruleset) -> list[str]:
+    """Penalty, settlement and the match's length."""
+    from .rules import MatchKind, Penalty, Settlement, Switch
+
     penalty_text = {
         Penalty.TIERED: "1 a card for 1-9 left, 2 for 10-12, 3 for 13",
         Penalty.HARSH: "1 a card below 8, 2 for 8-9, 3 for 10-12, 4 for 13",
         Penalty.FLAT: "1 a card left",
         Penalty.NONE: "no scoring: win or lose",
     }[rules.penalty]
-    lines.append(f"Penalty: {penalty_text}" + (", doubled for every 2 held" if rules.twos_double is Switch.ON else ""))
+    lines = [f"Penalty: {penalty_text}" + (", doubled for every 2 held" if rules.twos_double is Switch.ON else "")]
     if rules.penalty is not Penalty.NONE:
         lines.append(
             "Zero-sum: the winner collects what the others pay; highest total wins"
@@ -91,4 +103,4 @@ def describe_ruleset(rules: Ruleset) -> tuple[str, ...]:
             MatchKind.OPEN: "Open match: totals run on until the table stops",
         }[match.kind]
     )
-    return tuple(lines)
+    return lines

@@ -115,19 +115,24 @@ def _fives(hand: int, tables: RuleTables, above: int) -> list[int]:
     if most >= 3 and min_class <= FULL_HOUSE:
         _full_houses(nibbles, above, out)
     if most == 4 and min_class <= FOUR_OF_A_KIND:
-        for rank in range(13):
-            if nibbles[rank] != 15:
-                continue
-            key = FOUR_OF_A_KIND << CLASS_SHIFT | rank
-            if key <= above:
-                continue
-            four = 15 << (4 * rank)
-            rest = hand & ~four
-            while rest:
-                low = rest & -rest
-                out.append(key << MASK_BITS | four | low)
-                rest ^= low
+        _fours(hand, nibbles, above, out)
     return out
+
+
+def _fours(hand: int, nibbles: list[int], above: int, out: list[int]) -> None:
+    """Each four of a kind with each other card of the hand as its fifth."""
+    for rank in range(13):
+        if nibbles[rank] != 15:
+            continue
+        key = FOUR_OF_A_KIND << CLASS_SHIFT | rank
+        if key <= above:
+            continue
+        four = 15 << (4 * rank)
+        rest = hand & ~four
+        while rest:
+            low = rest & -rest
+            out.append(key << MASK_BITS | four | low)
+            rest ^= low
 
 
 def _flushes(hand: int, tables: RuleTables, above: int, out: list[int]) -> None:
@@ -213,62 +218,90 @@ def can_beat(pool: int, size: int, key: int, tables: RuleTables) -> bool:
     """Whether any play of ``size`` cards from ``pool`` beats a play with ``key`` (auto-pass)."""
     if size == 1:
         return pool != 0 and tables.strength[tables.highest_card_in(pool)] > key
-    if size in (2, 3):
-        for rank in range(12, -1, -1):
-            nibble = pool >> (4 * rank) & 15
-            if nibble.bit_count() < size:
-                continue
-            if size == 3:
-                return tables.triples_allowed and rank > key
-            return rank * 4 + tables.nibble_top[nibble] > key
+    if size == 2 or size == 3:
+        return _set_beats(pool, size, key, tables)
+    if size != 5 or pool.bit_count() < 5:
         return False
-    if size != 5:
-        return False
+    return _five_beats(pool, key, tables)
+
+
+def _five_beats(pool: int, key: int, tables: RuleTables) -> bool:
     # Existence only: look class by class, strongest first, and stop at the first play that beats.
-    nibbles = [pool >> (4 * rank) & 15 for rank in range(13)]
-    suit_strength = tables.suit_strength
+    nibbles = [pool >> shift & 15 for shift in range(0, 52, 4)]
+    if _straight_flush_beats(nibbles, key, tables):
+        return True
     table_class = key >> CLASS_SHIFT
-    for rung in tables.rungs:  # straight flushes
-        for suit in range(4):
-            if (STRAIGHT_FLUSH << CLASS_SHIFT | rung.position * 4 + suit_strength[suit]) > key and all(
-                nibbles[r] >> suit & 1 for r in rung.ranks
-            ):
-                return True
-    if pool.bit_count() < 5:
-        return False
-    if table_class <= FOUR_OF_A_KIND:
-        for rank in range(13):
-            if nibbles[rank] == 15 and (FOUR_OF_A_KIND << CLASS_SHIFT | rank) > key:
-                return True
-    if table_class <= FULL_HOUSE:
-        for rank in range(13):
-            if (
-                nibbles[rank].bit_count() >= 3
-                and (FULL_HOUSE << CLASS_SHIFT | rank) > key
-                and any(nibbles[other].bit_count() >= 2 for other in range(13) if other != rank)
-            ):
-                return True
-    if table_class <= FLUSH and tables.flush_rule is not Flush.NONE:
-        for suit in range(4):
-            suited = pool & SUIT_MASKS[suit]
-            if suited.bit_count() < 5:
+    return (
+        (table_class <= FOUR_OF_A_KIND and _four_beats(nibbles, key))
+        or (table_class <= FULL_HOUSE and _full_house_beats(nibbles, key))
+        or (table_class <= FLUSH and tables.flush_rule is not Flush.NONE and _flush_beats(pool, key, tables))
+        or (table_class <= STRAIGHT and _straight_beats(nibbles, key, tables))
+    )
+
+
+def _set_beats(pool: int, size: int, key: int, tables: RuleTables) -> bool:
+    """Pairs or triples: only the highest rank holding ``size`` cards matters."""
+    for rank in range(12, -1, -1):
+        nibble = pool >> (4 * rank) & 15
+        if _NIBBLE_COUNT[nibble] < size:
+            continue
+        if size == 3:
+            return tables.triples_allowed and rank > key
+        return rank * 4 + tables.nibble_top[nibble] > key
+    return False
+
+
+def _straight_flush_beats(nibbles: list[int], key: int, tables: RuleTables) -> bool:
+    nibble_top = tables.nibble_top
+    base = STRAIGHT_FLUSH << CLASS_SHIFT
+    for rung in tables.rungs:
+        r0, r1, r2, r3, r4 = rung.ranks
+        # The suits held in all five ranks; the strongest of them makes the best straight flush.
+        common = nibbles[r0] & nibbles[r1] & nibbles[r2] & nibbles[r3] & nibbles[r4]
+        if common and base | rung.position * 4 + nibble_top[common] > key:
+            return True
+    return False
+
+
+def _four_beats(nibbles: list[int], key: int) -> bool:
+    base = FOUR_OF_A_KIND << CLASS_SHIFT
+    return any(nibbles[rank] == 15 and base | rank > key for rank in range(13))
+
+
+def _full_house_beats(nibbles: list[int], key: int) -> bool:
+    base = FULL_HOUSE << CLASS_SHIFT
+    for rank in range(13):
+        if (
+            _NIBBLE_COUNT[nibbles[rank]] >= 3
+            and base | rank > key
+            and any(_NIBBLE_COUNT[nibbles[other]] >= 2 for other in range(13) if other != rank)
+        ):
+            return True
+    return False
+
+
+def _flush_beats(pool: int, key: int, tables: RuleTables) -> bool:
+    suit_strength = tables.suit_strength
+    for suit in range(4):
+        suited = pool & SUIT_MASKS[suit]
+        if suited.bit_count() < 5:
+            continue
+        ranks = [rank for rank in range(12, -1, -1) if suited >> (4 * rank + suit) & 1]
+        for combo in combinations(ranks, 5):  # strongest rank sets first; stop at a non-straight
+            rank_mask = sum(1 << r for r in combo)
+            if rank_mask in tables.rung_by_rank_mask:
                 continue
-            ranks = [rank for rank in range(12, -1, -1) if suited >> (4 * rank + suit) & 1]
-            for combo in combinations(ranks, 5):  # strongest rank sets first; stop at a non-straight
-                rank_mask = sum(1 << r for r in combo)
-                if rank_mask in tables.rung_by_rank_mask:
-                    continue
-                # the first non-straight five, strongest ranks first, is this suit's best flush
-                if (FLUSH << CLASS_SHIFT | flush_key(rank_mask, suit_strength[suit], tables.flush_rule)) > key:
-                    return True
-                break
-    if table_class <= STRAIGHT:
-        for rung in tables.rungs:
-            present = [nibbles[r] for r in rung.ranks]
-            if not all(present):
-                continue
-            tie_nibble = nibbles[rung.tie_break]
-            best_suit = max(suit_strength[s] for s in range(4) if tie_nibble >> s & 1)
-            if (STRAIGHT << CLASS_SHIFT | rung.position * 4 + best_suit) > key:
+            # the first non-straight five, strongest ranks first, is this suit's best flush
+            if (FLUSH << CLASS_SHIFT | flush_key(rank_mask, suit_strength[suit], tables.flush_rule)) > key:
                 return True
+            break
+    return False
+
+
+def _straight_beats(nibbles: list[int], key: int, tables: RuleTables) -> bool:
+    nibble_top = tables.nibble_top
+    base = STRAIGHT << CLASS_SHIFT
+    for rung in tables.rungs:
+        if all(nibbles[r] for r in rung.ranks) and base | rung.position * 4 + nibble_top[nibbles[rung.tie_break]] > key:
+            return True
     return False

@@ -118,36 +118,12 @@ def _parse_sequence(text: str) -> frozenset[Rank]:
     return ranks
 
 
+_SEQUENCE_KEYS = ("sequence", "ranks", "straight", "cards", "seq")
+_TIE_KEYS = ("tie_break", "tiebreak", "tie-break", "tie", "high", "top")
+
+
 def _parse_rung(item: object) -> Rung:
-    tie_text: str | None = None
-    if isinstance(item, str):
-        for separator in ("/", ":", "@"):
-            if separator in item:
-                seq_text, tie_text = item.split(separator, 1)
-                break
-        else:
-            seq_text = item
-    elif isinstance(item, (list, tuple)) and len(item) in (1, 2) and all(isinstance(x, str) for x in item):
-        seq_text = item[0]
-        tie_text = item[1] if len(item) == 2 else None
-    elif isinstance(item, (list, tuple)) and len(item) == 5 and all(isinstance(x, (str, int)) for x in item):
-        seq_text = "".join(str(x) for x in item)  # ["A", "2", "3", "4", "5"]
-    elif isinstance(item, dict):
-        seq_keys = [k for k in ("sequence", "ranks", "straight", "cards", "seq") if k in item]
-        tie_keys = [k for k in ("tie_break", "tiebreak", "tie-break", "tie", "high", "top") if k in item]
-        if not seq_keys:
-            raise RulesetError(
-                'straights: an explicit rung needs a \'sequence\' (e.g. {"sequence": "A2345", "tie_break": "5"})',
-                option="straights",
-            )
-        seq_text = str(item[seq_keys[0]])
-        tie_text = str(item[tie_keys[0]]) if tie_keys else None
-    else:
-        raise RulesetError(
-            f"straights: cannot read rung {item!r}; write 'A2345/5', ['A2345', '5'] or "
-            "{'sequence': 'A2345', 'tie_break': '5'}",
-            option="straights",
-        )
+    seq_text, tie_text = _rung_texts(item)
     sequence = _parse_sequence(seq_text)
     if tie_text is None:
         return Rung(sequence, _top_of(sequence))
@@ -162,42 +138,99 @@ def _parse_rung(item: object) -> Rung:
     return Rung(sequence, tie)
 
 
+def _rung_texts(item: object) -> tuple[str, str | None]:
+    """(sequence text, tie-break text or None) of a rung written in any of its accepted forms."""
+    if isinstance(item, str):
+        for separator in ("/", ":", "@"):
+            if separator in item:
+                seq_text, tie_text = item.split(separator, 1)
+                return seq_text, tie_text
+        return item, None
+    if isinstance(item, (list, tuple)):
+        found = _rung_texts_of_list(item)
+        if found is not None:
+            return found
+    if isinstance(item, dict):
+        return _rung_texts_of_mapping(item)
+    raise RulesetError(
+        f"straights: cannot read rung {item!r}; write 'A2345/5', ['A2345', '5'] or "
+        "{'sequence': 'A2345', 'tie_break': '5'}",
+        option="straights",
+    )
+
+
+def _rung_texts_of_list(item: list[object] | tuple[object, ...]) -> tuple[str, str | None] | None:
+    """``["A2345", "5"]``, ``["A2345"]`` or ``["A", "2", "3", "4", "5"]``; None for any other list."""
+    if len(item) in (1, 2) and all(isinstance(x, str) for x in item):
+        return str(item[0]), str(item[1]) if len(item) == 2 else None
+    if len(item) == 5 and all(isinstance(x, (str, int)) for x in item):
+        return "".join(str(x) for x in item), None
+    return None
+
+
+def _rung_texts_of_mapping(item: dict[object, object]) -> tuple[str, str | None]:
+    seq_keys = [k for k in _SEQUENCE_KEYS if k in item]
+    tie_keys = [k for k in _TIE_KEYS if k in item]
+    if not seq_keys:
+        raise RulesetError(
+            'straights: an explicit rung needs a \'sequence\' (e.g. {"sequence": "A2345", "tie_break": "5"})',
+            option="straights",
+        )
+    return str(item[seq_keys[0]]), str(item[tie_keys[0]]) if tie_keys else None
+
+
 def parse_ladder(value: object) -> Ladder:
     """A ladder name (``twos-high``) or an explicit list of rungs, lowest first."""
     if isinstance(value, Ladder):
         return value
     if isinstance(value, str):
-        if value in NAMED_LADDERS:
-            return NAMED_LADDERS[value]
-        if "," in value or ("/" in value and len(value) > 8):
-            return parse_ladder([part for part in value.split(",") if part.strip()])
-        valid = (*NAMED_LADDERS, "a list of sequences such as ['A2345/5', '34567/7']")
-        raise RulesetError(
-            f"straights: unknown value {value!r}; valid values: {', '.join(valid)}",
-            option="straights",
-            valid=tuple(NAMED_LADDERS),
-        )
+        return _ladder_from_text(value)
     if isinstance(value, dict):
-        for key in ("rungs", "ladder", "sequences", "order", "straights"):
-            if key in value:
-                rungs = value[key]
-                ties = value.get("tie_breaks") or value.get("tie_break") or value.get("tiebreaks")
-                if isinstance(ties, (list, tuple)) and isinstance(rungs, (list, tuple)) and len(ties) == len(rungs):
-                    return parse_ladder([[str(seq), str(tie)] for seq, tie in zip(rungs, ties, strict=True)])
-                return parse_ladder(rungs)
+        found = _ladder_from_mapping(value)
+        if found is not None:
+            return found
     if isinstance(value, (list, tuple)):
-        rungs = tuple(_parse_rung(item) for item in value)
-        seen: set[frozenset[Rank]] = set()
-        for rung in rungs:
-            if rung.sequence in seen:
-                raise RulesetError(f"straights: {sequence_name(rung.sequence)} is listed twice", option="straights")
-            seen.add(rung.sequence)
-        for named in NAMED_LADDERS.values():
-            if named.rungs == rungs:
-                return named
-        return Ladder(EXPLICIT, rungs)
+        return _ladder_from_rungs(value)
     raise RulesetError(
         f"straights: expected a ladder name or a list of rungs, got {value!r}",
         option="straights",
         valid=tuple(NAMED_LADDERS),
     )
+
+
+def _ladder_from_text(value: str) -> Ladder:
+    if value in NAMED_LADDERS:
+        return NAMED_LADDERS[value]
+    if "," in value or ("/" in value and len(value) > 8):
+        return parse_ladder([part for part in value.split(",") if part.strip()])
+    valid = (*NAMED_LADDERS, "a list of sequences such as ['A2345/5', '34567/7']")
+    raise RulesetError(
+        f"straights: unknown value {value!r}; valid values: {', '.join(valid)}",
+        option="straights",
+        valid=tuple(NAMED_LADDERS),
+    )
+
+
+def _ladder_from_mapping(value: dict[object, object]) -> Ladder | None:
+    """A ladder written as a table (``{rungs = [...], tie_breaks = [...]}``), or None when it has no rungs."""
+    for key in ("rungs", "ladder", "sequences", "order", "straights"):
+        if key in value:
+            rungs = value[key]
+            ties = value.get("tie_breaks") or value.get("tie_break") or value.get("tiebreaks")
+            if isinstance(ties, (list, tuple)) and isinstance(rungs, (list, tuple)) and len(ties) == len(rungs):
+                return parse_ladder([[str(seq), str(tie)] for seq, tie in zip(rungs, ties, strict=True)])
+            return parse_ladder(rungs)
+    return None
+
+
+def _ladder_from_rungs(value: list[object] | tuple[object, ...]) -> Ladder:
+    rungs = tuple(_parse_rung(item) for item in value)
+    seen: set[frozenset[Rank]] = set()
+    for rung in rungs:
+        if rung.sequence in seen:
+            raise RulesetError(f"straights: {sequence_name(rung.sequence)} is listed twice", option="straights")
+        seen.add(rung.sequence)
+    for named in NAMED_LADDERS.values():
+        if named.rungs == rungs:
+            return named
+    return Ladder(EXPLICIT, rungs)

@@ -93,30 +93,37 @@ def good_order(view: View) -> list[int]:
         return [out]
     plays, _ = split(view.hand, view.tables)
     masks = [e & CARD_MASK for e in view.legal]
-    others = [view.cards_left[s] for s in view.opponents()]
     if view.leading:
         ordered = sorted(
             plays, key=lambda e: (_has_two(e & CARD_MASK), lowest_rank(e & CARD_MASK), -(e & CARD_MASK).bit_count())
         )
         return _dedupe([e & CARD_MASK for e in ordered] + masks)
+    return _good_follow(view, plays, masks)
+
+
+def _good_follow(view: View, plays: tuple[int, ...], masks: list[int]) -> list[int]:
     assert view.table is not None
     legal = set(masks)
     fits = [e & CARD_MASK for e in sorted(plays) if e & CARD_MASK in legal]
     owner_left = view.cards_left[view.last_player] if view.last_player >= 0 else 99
     if owner_left == 1 and masks:
         return [masks[-1], 0]
-    early = view.hand.bit_count() > 8 and min(others) > 3
+    early = view.hand.bit_count() > 8 and min(view.cards_left[s] for s in view.opponents()) > 3
     fits = [m for m in fits if not (early and _has_two(m))]
     if not fits:
-        # Nothing in the plan fits: shed the lowest play that breaks no five-card hand, else the
-        # lowest play at all (2s kept back early either way).
-        in_fives = 0
-        for encoded in plays:
-            if (encoded & CARD_MASK).bit_count() == 5:
-                in_fives |= encoded & CARD_MASK
-        fits = [m for m in masks if not m & in_fives and not (early and _has_two(m))]
-        fits += [m for m in masks if not (early and _has_two(m))]
+        fits = _good_shed(plays, masks, early)
     return [*fits[:1], 0]
+
+
+def _good_shed(plays: tuple[int, ...], masks: list[int], early: bool) -> list[int]:
+    """Nothing in the plan fits: the lowest play that breaks no five-card hand, else the lowest
+    play at all (2s kept back early either way)."""
+    in_fives = 0
+    for encoded in plays:
+        if (encoded & CARD_MASK).bit_count() == 5:
+            in_fives |= encoded & CARD_MASK
+    kept = [m for m in masks if not (early and _has_two(m))]
+    return [m for m in kept if not m & in_fives] + kept
 
 
 # -- great ------------------------------------------------------------------------------------------
@@ -175,43 +182,55 @@ def _great_follow(view: View) -> list[int]:
     tables = view.tables
     table = view.table
     assert table is not None
-    size = table.size
     beats = list(view.legal)  # every legal play beats the table, ascending
     if not beats:
         return [0]
     hand = view.hand
-    counter = Masters(view.unseen, tables)
-    is_master = counter.master
-    plays, _ = split(hand, tables)
-    plan = set(plays)
-    opponents = view.opponents()
-    owner = view.last_player
-    owner_left = view.cards_left[owner] if owner >= 0 else 99
-    owner_danger = owner != view.seat and owner_left <= 2
-    follower_danger = any(view.cards_left[s] == size and size <= 2 for s in opponents if s != owner)
-
-    # A master that leaves at most one weak play wins the deal from here.
-    for encoded in beats:
-        if is_master(encoded):
-            rest, _ = split(hand & ~(encoded & CARD_MASK), tables)
-            if sum(1 for e in rest if not is_master(e)) <= 1:
-                return [encoded & CARD_MASK, 0]
-
-    if owner_danger or follower_danger:
+    is_master = Masters(view.unseen, tables).master
+    winning = _winning_master(beats, hand, view, is_master)
+    if winning:
+        return [winning, 0]
+    if _in_danger(view, table.size):
         masters = [e for e in beats if is_master(e)]
         pick = masters[0] if masters else beats[-1]
         return [pick & CARD_MASK, beats[-1] & CARD_MASK, 0]
+    return _great_plan_follow(view, beats)
 
-    # Follow with the lowest play of the plan that beats the table. Measured against the other
-    # levels, passing to save control cards loses points: great always plays when it can, and
-    # when nothing in the plan fits it breaks the combination that hurts the plan least.
+
+def _winning_master(beats: list[int], hand: int, view: View, is_master: Callable[[int], bool]) -> int:
+    """A master that leaves at most one weak play wins the deal from here: its mask, or 0."""
+    for encoded in beats:
+        if is_master(encoded):
+            rest, _ = split(hand & ~(encoded & CARD_MASK), view.tables)
+            if sum(1 for e in rest if not is_master(e)) <= 1:
+                return encoded & CARD_MASK
+    return 0
+
+
+def _in_danger(view: View, size: int) -> bool:
+    """The table's owner (another seat) is close to going out, or a later seat holds exactly
+    ``size`` cards, one or two, and could go out on this trick."""
+    owner = view.last_player
+    owner_left = view.cards_left[owner] if owner >= 0 else 99
+    if owner != view.seat and owner_left <= 2:
+        return True
+    return any(view.cards_left[s] == size and size <= 2 for s in view.opponents() if s != owner)
+
+
+def _great_plan_follow(view: View, beats: list[int]) -> list[int]:
+    # Follow with the lowest play of the plan that beats the table. Passing to save control cards
+    # loses points against the other levels: great always plays when it can, and when nothing in
+    # the plan fits it breaks the combination that hurts the plan least.
     # (Pass stays second in the list, for pro to weigh.)
+    hand = view.hand
+    plays, _ = split(hand, view.tables)
+    plan = set(plays)
     fits = [encoded & CARD_MASK for encoded in beats if encoded in plan]
     breaks: list[tuple[int, int]] = []
     for encoded in beats[: 0 if fits else 10]:
         mask = encoded & CARD_MASK
         if mask not in fits:
-            breaks.append((split(hand & ~mask, tables)[1], mask))
+            breaks.append((split(hand & ~mask, view.tables)[1], mask))
     breaks.sort()
     ranked = fits + [mask for _, mask in breaks]
     # Alternatives for pro: pass, the runner-up, the highest play.

@@ -186,51 +186,70 @@ class ProBot:
         if len(cands) == 1 or cands[0] == view.hand:
             return cands[0]
         budget = self.budget
-        worlds = max(1, budget.simulations // len(cands))
         started = time.perf_counter()
-        seat = view.seat
         clues = pass_clues(observation) if budget.pass_tries > 1 else []
         totals = [0.0] * len(cands)
         diff_sq = [0.0] * len(cands)
         done = 0
-        for _ in range(worlds):
-            if budget.max_ms is not None and done and (time.perf_counter() - started) * 1000 > budget.max_ms:
+        for _ in range(max(1, budget.simulations // len(cands))):
+            if done and self._out_of_budget(started):
                 break
-            if budget.steps is not None and done and self.last_steps >= budget.steps:
-                break
-            hands = sample_hands(observation, ruleset, rng)
-            if clues:
-                # Soft use of passes: of a few guesses keep the one that contradicts the fewest.
-                wrong = violations(hands, clues, ruleset)
-                for _ in range(budget.pass_tries - 1):
-                    if not wrong:
-                        break
-                    other = sample_hands(observation, ruleset, rng)
-                    other_wrong = violations(other, clues, ruleset)
-                    if other_wrong < wrong:
-                        hands, wrong = other, other_wrong
-            base = Deal.from_state(ruleset, state_with_hands(observation, hands))
-            values = []
-            for mask in cands:
-                deal = base.clone()
-                if mask:
-                    deal.play_mask(seat, mask)
-                else:
-                    deal.pass_turn(seat)
-                self.last_steps += play_out(deal, self.policy) + 1
-                values.append(utility(ruleset, deal, seat))
-                self.last_rollouts += 1
+            hands = self._world(observation, ruleset, clues, rng)
+            values = self._rollouts(Deal.from_state(ruleset, state_with_hands(observation, hands)), view.seat, cands)
             for index, value in enumerate(values):
                 totals[index] += value
                 diff_sq[index] += (value - values[0]) ** 2
             done += 1
+        return cands[self._pick(totals, diff_sq, done)]
+
+    def _out_of_budget(self, started: float) -> bool:
+        budget = self.budget
+        if budget.max_ms is not None and (time.perf_counter() - started) * 1000 > budget.max_ms:
+            return True
+        return budget.steps is not None and self.last_steps >= budget.steps
+
+    def _world(
+        self, observation: Observation, ruleset: Ruleset, clues: list[PassClue], rng: random.Random
+    ) -> tuple[int, ...]:
+        """One guess of the hidden hands. Soft use of passes: of a few guesses keep the one that
+        contradicts the fewest."""
+        hands = sample_hands(observation, ruleset, rng)
+        if not clues:
+            return hands
+        wrong = violations(hands, clues, ruleset)
+        for _ in range(self.budget.pass_tries - 1):
+            if not wrong:
+                break
+            other = sample_hands(observation, ruleset, rng)
+            other_wrong = violations(other, clues, ruleset)
+            if other_wrong < wrong:
+                hands, wrong = other, other_wrong
+        return hands
+
+    def _rollouts(self, base: Deal, seat: int, cands: list[int]) -> list[float]:
+        """Each candidate played in the same world, then the deal played out by the policy."""
+        values = []
+        for mask in cands:
+            deal = base.clone()
+            if mask:
+                deal.play_mask(seat, mask)
+            else:
+                deal.pass_turn(seat)
+            self.last_steps += play_out(deal, self.policy) + 1
+            values.append(utility(base.ruleset, deal, seat))
+            self.last_rollouts += 1
+        return values
+
+    def _pick(self, totals: list[float], diff_sq: list[float], done: int) -> int:
+        """The candidate with the best mean, if it beats the first by ``margin`` standard errors
+        of the paired difference; else the first (the policy's own choice)."""
         best = 0
         best_mean = totals[0] / done
-        for index in range(1, len(cands)):
+        for index in range(1, len(totals)):
             mean = totals[index] / done
             mean_diff = mean - totals[0] / done
             var = max(diff_sq[index] / done - mean_diff * mean_diff, 0.0)
             se = math.sqrt(var / done) if done > 1 else math.inf
-            if mean > best_mean and mean_diff > budget.margin * se:
+            if mean > best_mean and mean_diff > self.budget.margin * se:
                 best, best_mean = index, mean
-        return cands[best]
+        return best
