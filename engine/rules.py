@@ -155,8 +155,8 @@ class Ruleset:
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:
-        # Rulesets key every per-ruleset cache (tables, plays, tokens); hashing the ladders of
-        # frozensets on each lookup cost more than a move's verification, so the hash is kept.
+        # Rulesets key every per-ruleset cache (tables, plays, tokens): the hash is computed once,
+        # so a lookup does not hash the ladders of frozensets again on every move.
         return self._hash
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:

@@ -1,4 +1,4 @@
-"""Bots (issue 6): legal to the end under every preset and option mix, deterministic given a
+"""Bots: legal to the end under every preset and option mix, deterministic given a
 seed, honest (hidden hands reshuffled change nothing), pro within budget, tournament output."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Computer players for every ruleset (issue 6): ``random``, ``beginner``, ``good``, ``great`` and
+"""Computer players for every ruleset: ``random``, ``beginner``, ``good``, ``great`` and
 ``pro``. Pure: no I/O, no global random state. Every bot decides from one seat's
 :class:`~bigtwo.engine.observation.Observation` only::
 
