@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import grpc
 from bigtwo.engine.cache import BoundedCache
@@ -112,6 +112,31 @@ def deadline_of(context: Any) -> float | None:
 _MOVE_SERIES: BoundedCache[tuple[str, str], Any] = BoundedCache("service.callscope.move_series", 1024)
 """``bigtwo_moves_total``'s child of each (result, reason): results and reasons are the rules'
 and the status codes, a few dozen pairs."""
+
+
+class CallSeries(NamedTuple):
+    """The metric series one (method, status) call is counted in."""
+
+    calls: Any
+    latency: Any
+    move_latency: Any
+    """``bigtwo_move_duration_seconds``' series of a unary move method, else None."""
+
+
+_CALL_SERIES: BoundedCache[tuple[str, grpc.StatusCode], CallSeries] = BoundedCache(
+    "service.callscope.call_series", 1024
+)
+"""The series of each (method, status) pair: sixteen methods and the status codes, a few hundred."""
+
+
+def _call_series(method: str, code: grpc.StatusCode) -> CallSeries:
+    moves = method in MOVE_METHODS and method != STREAM  # a stream times its moves as they come
+    return _CALL_SERIES.put(
+        (method, code),
+        CallSeries(
+            CALLS.labels(method, code.name), LATENCY.labels(method), MOVE_LATENCY.labels(method) if moves else None
+        ),
+    )
 
 
 def count_move(result: str, reason: str) -> None:
@@ -280,12 +305,13 @@ class CallScope:
         if self.tally is not None:
             self.host.streams.closed()
         method, code, info = self.method, self.code, self.info
-        CALLS.labels(method, code.name).inc()
-        LATENCY.labels(method).observe(elapsed)
+        series = _CALL_SERIES.get((method, code)) or _call_series(method, code)
+        series.calls.inc()
+        series.latency.observe(elapsed)
         if self.tally is not None:  # a stream counted its moves as it went
             self.tally.deals(info)
         else:
-            _count_unary(method, code, info, elapsed)
+            _count_unary(series, code, info, elapsed)
         if info.bot_level:
             BOT_MOVES.labels(method, info.bot_level).inc()
         self._log(elapsed)
@@ -326,15 +352,15 @@ class CallScope:
             )
 
 
-def _count_unary(method: str, code: grpc.StatusCode, info: CallInfo, elapsed: float) -> None:
+def _count_unary(series: CallSeries, code: grpc.StatusCode, info: CallInfo, elapsed: float) -> None:
     """A unary call's moves and deals, counted as it ends."""
     if len(info.moves) == 1:
         count_move(*info.moves[0])
     elif info.moves:
         for (result, reason), count in Counter(info.moves).items():
             MOVES.labels(result, reason).inc(count)
-    if method in MOVE_METHODS:
-        MOVE_LATENCY.labels(method).observe(elapsed)
+    if series.move_latency is not None:
+        series.move_latency.observe(elapsed)
         if not info.moves and code is not _OK:
             _move_refused(code)
     if info.deals_started:
