@@ -317,15 +317,14 @@ class _Auditor:
         """Do a play or pass through the engine: its events, or None for an attempt the file
         records as refused and the rules refuse for the same reason (which changes nothing)."""
         deal = run.deal
-        text = " ".join(action.cards)
         try:
             move = _move_of(action)
             if not action.refused:
-                return deal.do(move) if move is not None else deal.do_text(action.seat, text)
+                return deal.do(move) if move is not None else deal.do_text(action.seat, " ".join(action.cards))
             if move is not None:
                 deal.verify(move)
             else:
-                deal.verify_text(action.seat, text)
+                deal.verify_text(action.seat, " ".join(action.cards))
         except Refusal as refusal:
             reason = refusal.reason.value
             if action.refused == reason:
@@ -499,6 +498,12 @@ def audit_log(
         validate_log(log)
     except ReplayFormatError as error:
         return format_error_verdict(error)
+    return _audit(log, key, views, require_signature)
+
+
+def _audit(log: GameLog, key: bytes | Sequence[bytes] | None, views: bool, require_signature: bool) -> AuditVerdict:
+    """:func:`audit_log` of a log known to be in shape (validated, or read by ``loads``, which
+    checks the same rules on the text)."""
     auditor = _Auditor(log, views)
     auditor.run()
     problems = auditor.problems
@@ -562,7 +567,7 @@ def audit_text(
         log = loads(text, limits)
     except ReplayFormatError as exc:
         return format_error_verdict(exc)
-    return audit_log(log, key, views=views, require_signature=require_signature)
+    return _audit(log, key, views, require_signature)
 
 
 __all__ = [

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .. import Ruleset, RulesetError
+from .. import OPTION_NAMES, Ruleset, RulesetError
 from .actions import _canonical_hand, parse_action
 from .general import general_read
 from .layout import OutsideLayout, Path_, read_layout
@@ -166,6 +166,7 @@ def _toml_type(value: Any) -> str:
 _TOP_KEYS = ("format", "comment", "ruleset", "seats", "deals", "result", "seal")
 _DEAL_KEYS = ("number", "code", "hands", "previous_winner", "empty_seats", "comment", "actions", "chain", "result")
 _RESULT_ARRAYS = ("cards_left", "twos_left", "rate", "multiplier", "penalty", "score")
+_RULESET_KEYS = ("preset", "fingerprint", *OPTION_NAMES, *(name.replace("_", "-") for name in OPTION_NAMES))
 
 
 def loads(text: str, limits: ReplayLimits = DEFAULT_LIMITS) -> GameLog:
@@ -218,7 +219,7 @@ def _read_ruleset(reader: _Reader, data: Mapping[str, Any]) -> tuple[Ruleset, st
     """The ``[ruleset]`` table: (the ruleset, the fingerprint as written)."""
     if "ruleset" not in data:
         raise ReplayFormatError("missing the [ruleset] table (preset, fingerprint, overrides)", 0)
-    raw_rules = reader.table(data["ruleset"], ("ruleset",), _ruleset_keys(), "[ruleset]")
+    raw_rules = reader.table(data["ruleset"], ("ruleset",), _RULESET_KEYS, "[ruleset]")
     fingerprint = reader.str_(raw_rules, "fingerprint", ("ruleset",), "")
     try:
         ruleset = Ruleset.from_mapping({k: v for k, v in raw_rules.items() if k != "fingerprint"})
@@ -269,13 +270,6 @@ def _read_match_result(reader: _Reader, raw: Any, players: int) -> MatchResult:
         over=over,
         line=reader.line(path),
     )
-
-
-@functools.cache
-def _ruleset_keys() -> tuple[str, ...]:
-    from .. import OPTION_NAMES
-
-    return ("preset", "fingerprint", *OPTION_NAMES, *(name.replace("_", "-") for name in OPTION_NAMES))
 
 
 def _parse_deal(
