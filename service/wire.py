@@ -33,7 +33,6 @@ from bigtwo.engine import CardsPlayed, Deal, Event, Kind, LastCard, Passed, Play
 from bigtwo.engine.cache import BoundedCache, IdentityCache
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
-from google.protobuf.descriptor import FieldDescriptor
 
 from . import convert as cv
 from .bounds import (
@@ -45,6 +44,7 @@ from .bounds import (
     check_seats,
     seat_counts,
 )
+from .fieldcheck import WireError, check_fields
 from .tokens import MAX_TOKEN_BYTES
 
 _VARINT = 0
@@ -97,65 +97,6 @@ def _tag(message: Any, name: str, wire_type: int) -> bytes:
 def delimited(tag: bytes, payload: bytes) -> bytes:
     """A length-delimited field (a sub-message, bytes or a string): tag, length, payload."""
     return tag + varint(len(payload)) + payload
-
-
-# -- the rule: every field once, in order ---------------------------------------------------------
-
-
-class WireError(AssertionError):
-    """Bytes this module wrote that protobuf would not have written: a field twice, or out of order."""
-
-
-def _read_varint(data: bytes, at: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if at >= len(data):
-            raise WireError("a varint runs past the end")
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, at
-        shift += 7
-
-
-def check_fields(descriptor: Any, data: bytes) -> None:
-    """Raise :class:`WireError` unless ``data`` holds each field of a ``descriptor`` message at most
-    once, in field-number order (a repeated field's entries in one run), and so does every
-    sub-message in it: the encoding protobuf writes, which every decoder reads alike.
-
-    Why it is stated as code: a message written as two pieces parses the same in Python (pieces
-    merge) and differently elsewhere (protobufjs keeps the last piece), so only a check of the
-    bytes notices. Each cached part is checked once as it is made (:func:`_checked`); the tests
-    check every answer."""
-    at, last = 0, 0
-    fields = descriptor.fields_by_number
-    while at < len(data):
-        key, at = _read_varint(data, at)
-        number, wire_type = key >> 3, key & 7
-        field = fields.get(number)
-        if field is None:
-            raise WireError(f"{descriptor.full_name}: unknown field {number}")
-        if number < last or (number == last and not field.is_repeated):
-            raise WireError(f"{descriptor.full_name}.{field.name} written twice or out of order")
-        last = number
-        if wire_type == _VARINT:
-            _, at = _read_varint(data, at)
-        elif wire_type == _LENGTH:
-            length, at = _read_varint(data, at)
-            payload, at = data[at : at + length], at + length
-            if len(payload) != length:
-                raise WireError(f"{descriptor.full_name}.{field.name} runs past the end")
-            if field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type is not None:
-                check_fields(field.message_type, payload)
-        elif wire_type == 1:
-            at += 8
-        elif wire_type == 5:
-            at += 4
-        else:
-            raise WireError(f"{descriptor.full_name}.{field.name}: wire type {wire_type}")
-    if at != len(data):
-        raise WireError(f"{descriptor.full_name} runs past the end")
 
 
 def _in_field_order(message: Any, names: tuple[str, ...]) -> tuple[str, ...]:
