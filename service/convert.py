@@ -9,9 +9,6 @@ each naming its field path; :mod:`bigtwo.service.errors` answers both as INVALID
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
-
 from bigtwo.codec.audits import audit_to_pb, verdict_kind_to_pb
 from bigtwo.codec.cards import card_name, card_set, cards_text, mask_from_text
 from bigtwo.codec.contexts import context_from_pb, context_to_pb, seat_from
@@ -28,15 +25,11 @@ from bigtwo.codec.plays import (
 from bigtwo.codec.rulesets import OptionBounds, option_text, ruleset_from_pb
 from bigtwo.codec.rulesets import ruleset_to_pb as _ruleset_to_pb
 from bigtwo.engine import Deal, DealContext, Ruleset, ending_now_of, observe
-from bigtwo.engine import cache as _cache
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
 from .errors import bad_field
 from .limits import LIMITS
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 PB_TO_REASON = REASON_FROM_PB
 
@@ -63,13 +56,6 @@ def mask_from(text: str, path: str) -> int:
 
 def context_from(message: pb.DealContext, players: int, path: str) -> DealContext:
     return context_from_pb(message, players, path)
-
-
-def IdentityCache(compute: Callable[[K], V], size: int = 256) -> _cache.IdentityCache[K, V]:
-    """An identity-keyed memo of ``compute`` (the engine's :class:`~bigtwo.engine.cache.IdentityCache`,
-    owned by ``service.<compute's name>``), for the service modules that build one by this name."""
-    owner = "service." + getattr(compute, "__name__", "identity")
-    return _cache.IdentityCache(owner, compute, size)
 
 
 def table_header(deal: Deal, deal_id: str) -> pb.TableState:
@@ -100,7 +86,6 @@ __all__ = [
     "PB_TO_REASON",
     "REASON_TO_PB",
     "SEATS_IN",
-    "IdentityCache",
     "RulesetMessages",
     "add_events",
     "api",
