@@ -77,7 +77,7 @@ def check(
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    options = list(RETRY_SOON) if wait_for_ready else []
+    options: list[tuple[str, int | str]] = list(RETRY_SOON) if wait_for_ready else []
     if tls_ca:
         with open(tls_ca, "rb") as handle:
             creds = grpc.ssl_channel_credentials(root_certificates=handle.read())

@@ -13,8 +13,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bigtwo.engine.replay import ReplayWriter, SeatInfo, dumps
 from bigtwo.engine import Card, Deal, DealCode, Move, Refusal, Ruleset, timeout_move
+from bigtwo.engine.replay import ReplayWriter, SeatInfo, dumps
 
 HERE = Path(__file__).resolve().parent
 KEY_FILE = HERE / "test-signing-key"
