@@ -135,11 +135,6 @@ class _Layout:
             raise ReplayFormatError(f"more than {limits.keys} keys in the text", number)
         self.where[(*self.path, key)] = number
 
-    def value(self, key: str, value: str, number: int) -> None:
-        self.table[key] = element = _fast_value(value, self.limits, number)
-        if isinstance(element, list):
-            self.items += len(element)
-
     def array(self, key: str, lines: list[str], number: int, offset: int) -> tuple[int, int]:
         """The array opened by ``key = [`` on the line before ``lines[number]`` (which starts at
         ``offset`` in the text), one element a line: (number, offset) after its ``]``."""
@@ -213,7 +208,9 @@ def read_layout(text: str, limits: ReplayLimits) -> tuple[dict[str, Any], dict[P
             if value == "[":
                 number, offset = state.array(key, lines, number, offset)
             else:
-                state.value(key, value, number)
+                state.table[key] = element = _fast_value(value, limits, number)
+                if isinstance(element, list):
+                    state.items += len(element)
             if state.items > limits.items:
                 raise ReplayFormatError(f"more than {limits.items} array elements in the text", number)
     except ValueError as exc:
