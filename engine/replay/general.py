@@ -48,10 +48,20 @@ class _Scan:
         self.dots = self.keys = self.tables = self.items = 0
 
     def run(self) -> None:
+        limits, stack = self.limits, self.stack
+        short = min(limits.key_chars, limits.int_digits)
         for match in _SCAN.finditer(self.text):
             kind = match.lastgroup
-            token = match.group()
             if kind == "gap":
+                continue
+            token = match.group()
+            if kind == "bare" and len(token) <= short:  # a short key or value, most of a large text
+                if not self.in_key and stack and stack[-1] == "[":
+                    self.items += 1
+                    if self.items > limits.items:
+                        raise ReplayFormatError(f"more than {limits.items} array elements in the text", self.line)
+                continue
+            if token == "," and not self.in_key and stack and stack[-1] == "[":
                 continue
             if kind == "nl":
                 self.line += 1
@@ -202,7 +212,27 @@ class _Locator:
                 self.position += 1
                 continue
             self.position = match.end()
-            self.token(match.lastgroup, match.group())
+            kind = match.lastgroup
+            if kind == "ws":
+                continue
+            if self.depth == 0 and self.header is None and (kind == "bare" or kind == "nl"):
+                # a key, a value or a line's end outside any array, most of a text of many keys
+                if kind == "nl":
+                    self.line += 1
+                    self.at_line_start = True
+                    self.pending_key = []
+                elif self.at_line_start:
+                    self.pending_key.append(match.group())
+                continue
+            if self.depth == 1 and (kind == "bare" or kind == "str" or kind == "comma"):
+                # an element of a top-level array, or the comma after it, most of a large text
+                if kind == "comma":
+                    self.element += 1
+                    self.element_marked = False
+                elif not self.element_marked:
+                    self.mark_element()
+                continue
+            self.token(kind, match.group())
         return self.where
 
     def token(self, kind: str | None, token: str) -> None:
