@@ -172,7 +172,7 @@ def test_each_rule_is_written_once() -> None:
         r"\.highest_single\b": {"engine/singles.py", "engine/deal.py"},
         r"\.single_two_out_refused\b": {"engine/singles.py", "engine/deal.py"},
         r"&\s*(?:TWOS_MASK|TWOS|\(0b1111 << 48\))\)\.bit_count": {"engine/scoring.py"},
-        r"settle_with_winner\(": {"engine/scoring.py", "clients/client/client.py", "clients/client/codec.py"},
+        r"settle_with_winner\(": {"engine/scoring.py", "proto/bigtwo/codec/events.py"},
     }
     sources = {
         str(path.relative_to(ROOT)): path.read_text(encoding="utf-8")
