@@ -10,16 +10,19 @@ import re
 from collections.abc import Sequence
 
 from .. import ALL_CARDS, BadCardError, Card, Suit
+from ..cache import BoundedCache
 from .model import Action, ActionKind, ReplayFormatError, SeatInfo, _at_line
 from .validate import REASONS, not_a_seat, only_a_pass_is_automatic, quoted, unknown_reason
 
 _ACTION_TAGS = ("auto", "timeout", "refused")
 
 _CARD_ORDER = {str(card): card.index for card in ALL_CARDS}
-_SPELLINGS = {text: text for text in _CARD_ORDER}
+_SPELLINGS: BoundedCache[str, str] = BoundedCache("engine.replay.card_spellings", 4096)
 """Each card spelling met so far (``3♦``, ``3d``, ``10D``...) to its canonical text: the engine
 accepts a bounded set of spellings, so this stays small, and reading a move's cards is then a
 lookup per card in C (a spelling not in it yet is read once by ``Card.parse``)."""
+for _text in _CARD_ORDER:
+    _SPELLINGS.put(_text, _text)
 
 
 def _suit_characters() -> str:
@@ -67,16 +70,13 @@ def _canonical_cards(tokens: Sequence[str], raw_ok: bool) -> tuple[tuple[str, ..
             if raw_ok:
                 return tuple(tokens), ""
             return (), str(exc)
-        texts[index] = str(card)
-        if len(_SPELLINGS) < 4096:  # every spelling the engine accepts fits many times over
-            _SPELLINGS[token] = str(card)
+        texts[index] = _SPELLINGS.put(token, str(card))
     return tuple(sorted(texts, key=_CARD_ORDER.__getitem__)), ""  # type: ignore[arg-type]
 
 
-_ACTION_CACHE: dict[tuple[str, int], Action] = {}
+_ACTION_CACHE: BoundedCache[tuple[str, int], Action] = BoundedCache("engine.replay.actions", 50_000)
 """Parsed action texts (with line 0), by text and table size: a match repeats the same few
 thousand texts, and a bulk audit reads many matches in one process."""
-_ACTION_CACHE_SIZE = 50_000
 _ACTION_CACHE_TEXT = 80
 """Longest text remembered: every action without a comment is shorter, and a long text (a
 comment) is rarely repeated, so the cache's memory stays a few megabytes whoever sends texts."""
@@ -91,8 +91,8 @@ def parse_action(text: str, players: int, line: int = 0) -> Action:
         # Its canonical text, set on the object no one else has seen yet: a second frozen
         # dataclass built for it would cost most of what parsing did.
         object.__setattr__(c, "canonical", c.text())
-        if len(text) <= _ACTION_CACHE_TEXT and len(_ACTION_CACHE) < _ACTION_CACHE_SIZE:
-            _ACTION_CACHE[key] = c
+        if len(text) <= _ACTION_CACHE_TEXT:
+            _ACTION_CACHE.put(key, c)
         return c
     return c if c.line == line else _at_line(c, line)
 

@@ -6,12 +6,12 @@ the first thing wrong in a :class:`~.model.ReplayFormatError`.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import OPTION_NAMES, Ruleset, RulesetError
+from ..cache import BoundedCache
 from .actions import _canonical_hand, parse_action
 from .general import general_read
 from .layout import OutsideLayout, Path_, read_layout
@@ -39,10 +39,12 @@ _CONTROL_BYTES = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 them from the encoded text finds whether there is one several times faster than the pattern."""
 
 
-@functools.lru_cache(maxsize=8)
+_LONG_LINES: BoundedCache[int, re.Pattern[str]] = BoundedCache("engine.replay.long_line_patterns", 8)
+
+
 def _long_line(chars: int) -> re.Pattern[str]:
     """A line of more than ``chars`` characters: tried only at line starts, so linear in the text."""
-    return re.compile(rf"^[^\n]{{{chars + 1}}}", re.M)
+    return _LONG_LINES.get_or_compute(chars, lambda n: re.compile(rf"^[^\n]{{{n + 1}}}", re.M))
 
 
 def _line_at(text: str, index: int) -> int:
