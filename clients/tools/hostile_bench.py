@@ -4,10 +4,10 @@ Builds each text of :data:`HOSTILE` at about the size limit (1 MiB), then for ea
 time of :func:`~bigtwo.engine.replay.format.loads` (the best of ``--repeats`` runs), the peak of the
 memory it allocated (tracemalloc, in a run of its own since tracing slows everything down), and
 how the reading ended. Every text must end in a ``ReplayFormatError`` (or, for the valid ones,
-in a log) within the budget of issue 13: 100 ms of CPU and 50 MB (AuditLog reads a text once,
-with the service's limits, which are these defaults). The exit status is 1 when a text ends in
-any other exception or is over the budget. CPU times vary with the machine's load: the figures
-printed come with the load average.
+in a log) within the budget of one hostile request (docs/SECURITY.md): 100 ms of CPU and 50 MB
+(AuditLog reads a text once, with the service's limits, which are these defaults). The exit
+status is 1 when a text ends in any other exception or is over the budget. CPU times vary with
+the machine's load: the figures printed come with the load average.
 
 The same builders make the table of ``tests/test_replay_hostile.py`` at smaller sizes.
 """
@@ -93,7 +93,7 @@ def hostile_texts(size: int = SIZE, match: str | None = None, limits: ReplayLimi
     distinct = limits.action_texts - 64
     cards = "3♦" * ((limits.action_chars - 40) // 2)
     builders: dict[str, Callable[[], str]] = {
-        # the three of issue 13
+        # the three shapes that once made a TOML parser slow or deep
         "dotted-key": lambda: _fill("a", ".a", size, " = 1"),
         "nested-arrays": lambda: "a = " + "[" * (size // 2 - 4) + "]" * (size // 2 - 4),
         "nested-inline-tables": lambda: "a = " + "{a=" * (size // 4) + "1" + "}" * (size // 4),
