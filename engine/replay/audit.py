@@ -60,6 +60,23 @@ _CARDS = {str(card): card for card in ALL_CARDS}
 _PLAY, _PASS = ActionKind.PLAY, ActionKind.PASS
 
 
+def _plain_move(action: Action) -> Move | None:
+    """The move of a plain play or pass (not automatic, timed out or refused; cards written as
+    the writer writes them), or None for an action the auditor's general step must take."""
+    if action.auto or action.timeout or action.refused:
+        return None
+    if action.kind is _PASS:
+        return Move(action.seat, (), True)
+    if action.kind is _PLAY and all(t in _CARDS for t in action.cards):
+        return Move(action.seat, tuple(_CARDS[t] for t in action.cards), False)
+    return None
+
+
+def _automatic_passes(produced: tuple[Event, ...]) -> list[Passed]:
+    """The automatic passes among the events a move produced: they are due next."""
+    return [e for e in produced if isinstance(e, Passed) and e.automatic]
+
+
 class _Stop(Exception):
     """Replay cannot go on (the problem is already recorded)."""
 
@@ -230,24 +247,17 @@ class _Auditor:
         action ``start`` on, in one tight loop; return the index of the first action :meth:`step`
         must take (the end when none)."""
         deal, actions, events = run.deal, run.record.actions, self.events
-        cards = _CARDS
         i, end = start, len(actions)
         try:
             while i < end:
-                action = actions[i]
-                if action.auto or action.timeout or action.refused:
+                move = _plain_move(actions[i])
+                if move is None:
                     break
-                kind = action.kind
-                if kind is _PASS:
-                    produced = deal.do(Move(action.seat, (), True))
-                elif kind is _PLAY and all(t in cards for t in action.cards):
-                    produced = deal.do(Move(action.seat, tuple(cards[t] for t in action.cards), False))
-                else:
-                    break
+                produced = deal.do(move)
                 i += 1
                 events.extend(produced)
                 if len(produced) > 1:
-                    run.pending = [e for e in produced if isinstance(e, Passed) and e.automatic]
+                    run.pending = _automatic_passes(produced)
                     if run.pending:
                         break
         except Refusal as refusal:
@@ -349,16 +359,8 @@ class _Auditor:
         if len(produced) == 1 and not self.views:
             run.trick_moves.append((action.seat, action.move_text))
             return
-        own: list[Event] = []
-        self._trick_end_after_auto = []
-        autos = [e for e in produced if isinstance(e, Passed) and e.automatic]
-        for event in produced:
-            if isinstance(event, Passed) and event.automatic:
-                continue
-            if autos and isinstance(event, TrickEnded):
-                self._trick_end_after_auto.append(event)
-                continue
-            own.append(event)
+        autos = _automatic_passes(produced)
+        own = self.own_events(produced, autos)
         run.trick_moves.append((action.seat, action.move_text if action.kind is ActionKind.PLAY else "pass"))
         run.pending = autos
         for event in own:
@@ -369,6 +371,20 @@ class _Auditor:
             run.trick += 1
             run.trick_moves = []
             self._shown = (0, -1)
+
+    def own_events(self, produced: tuple[Event, ...], autos: list[Passed]) -> list[Event]:
+        """The events of a move itself, without the auto-passes it brings (``autos``); a trick's end
+        that comes after those auto-passes is kept for them (``_trick_end_after_auto``)."""
+        own: list[Event] = []
+        self._trick_end_after_auto = []
+        for event in produced:
+            if isinstance(event, Passed) and event.automatic:
+                continue
+            if autos and isinstance(event, TrickEnded):
+                self._trick_end_after_auto.append(event)
+                continue
+            own.append(event)
+        return own
 
     def check_result(self, record: DealLog, deal: Deal) -> None:
         result = record.result
@@ -508,6 +524,24 @@ def _audit(log: GameLog, key: bytes | Sequence[bytes] | None, views: bool, requi
     auditor.run()
     problems = auditor.problems
     per_deal, head = chain_heads(log)
+    _check_chain(log, per_deal, head, problems)
+    status = _check_signature(log, key, head, require_signature, problems)
+    kind = problems[0].kind if problems else VerdictKind.VALID
+    return AuditVerdict(
+        kind=kind,
+        problems=tuple(problems),
+        signature=status,
+        events=tuple(auditor.events),
+        steps=tuple(auditor.steps),
+        deals_checked=auditor.deals_checked,
+        actions_checked=auditor.actions_checked,
+        totals=tuple(auditor.totals),
+    )
+
+
+def _check_chain(log: GameLog, per_deal: Sequence[str], head: str, problems: list[Problem]) -> None:
+    """Add to ``problems`` the first deal whose chain is not its true one, or else a [seal] chain
+    that is not the file's."""
     for record, true in zip(log.deals, per_deal, strict=True):
         if record.chain != true:
             what = "has no chain" if not record.chain else "chain does not match its contents"
@@ -524,6 +558,13 @@ def _audit(log: GameLog, key: bytes | Sequence[bytes] | None, views: bool, requi
         if log.chain != head:
             what = "has no chain" if not log.chain else "chain does not match the file"
             problems.append(Problem(VerdictKind.BROKEN_CHAIN, f"[seal] {what} (edited after it was written?)"))
+
+
+def _check_signature(
+    log: GameLog, key: bytes | Sequence[bytes] | None, head: str, require_signature: bool, problems: list[Problem]
+) -> SignatureStatus:
+    """The status of the log's signature against ``key`` (one key or several), adding to
+    ``problems`` what is wrong with it."""
     if not log.signature:
         status = SignatureStatus.UNSIGNED
         if require_signature:
@@ -540,17 +581,7 @@ def _audit(log: GameLog, key: bytes | Sequence[bytes] | None, views: bool, requi
     else:
         status = SignatureStatus.BAD
         problems.append(Problem(VerdictKind.BAD_SIGNATURE, "the signature does not match this key and contents"))
-    kind = problems[0].kind if problems else VerdictKind.VALID
-    return AuditVerdict(
-        kind=kind,
-        problems=tuple(problems),
-        signature=status,
-        events=tuple(auditor.events),
-        steps=tuple(auditor.steps),
-        deals_checked=auditor.deals_checked,
-        actions_checked=auditor.actions_checked,
-        totals=tuple(auditor.totals),
-    )
+    return status
 
 
 def audit_text(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Callable
 from typing import Any
 
 from .layout import Path_
@@ -50,6 +51,14 @@ class _Scan:
     def run(self) -> None:
         limits, stack = self.limits, self.stack
         short = min(limits.key_chars, limits.int_digits)
+        # The rarer tokens, dispatched by kind; the common ones are handled inline below.
+        handlers: dict[str | None, Callable[[str | None, str, int], None]] = {
+            "bad": self.bad,
+            "punct": self.punct,
+            "str": self.word,
+            "mlstr": self.word,
+            "bare": self.word,
+        }
         for match in _SCAN.finditer(self.text):
             kind = match.lastgroup
             if kind == "gap":
@@ -67,19 +76,23 @@ class _Scan:
                 self.line += 1
                 if not self.stack:
                     self.in_key, self.dots, self.header = True, 0, 0
-            elif kind == "bad":
-                if token in "\"'":
-                    raise ReplayFormatError(f"a string opened with {token} is not closed", self.line)
-                raise ReplayFormatError(f"unexpected character {token!r} outside a string", self.line)
-            elif kind == "punct":
-                self.punct(token, match.end())
             else:
-                self.word(kind, token)
+                handlers[kind](kind, token, match.end())
+        self.check_closed()
+
+    def check_closed(self) -> None:
+        """At the text's end: every array and inline table is closed."""
         if self.stack:
             what = "an array" if self.stack[-1] == "[" else "an inline table"
             raise ReplayFormatError(f"{what} is not closed", self.line)
 
-    def punct(self, token: str, end: int) -> None:
+    def bad(self, kind: str | None, token: str, end: int) -> None:
+        """A character that starts no token: an unclosed string's quote, or a stray character."""
+        if token in "\"'":
+            raise ReplayFormatError(f"a string opened with {token} is not closed", self.line)
+        raise ReplayFormatError(f"unexpected character {token!r} outside a string", self.line)
+
+    def punct(self, kind: str | None, token: str, end: int) -> None:
         if self.second_open:
             self.second_open = False
         elif self.in_key:
@@ -104,22 +117,12 @@ class _Scan:
 
     def key_punct(self, token: str, end: int) -> None:
         """A dot, ``=``, a header's bracket or an empty inline table's ``}`` while reading a key."""
-        limits = self.limits
         if token == ".":
-            self.dots += 1
-            if self.dots >= limits.key_parts:
-                raise ReplayFormatError(f"a dotted key or table name has more than {limits.key_parts} parts", self.line)
+            self.dot()
         elif token == "=" and not self.header:
-            self.keys += 1
-            if self.keys > limits.keys:
-                raise ReplayFormatError(f"more than {limits.keys} keys in the text", self.line)
-            self.in_key, self.dots = False, 0
+            self.equals()
         elif token == "[" and not self.stack and not self.header and not self.dots:
-            self.second_open = self.text.startswith("[", end)
-            self.header = 2 if self.second_open else 1
-            self.tables += 1
-            if self.tables > limits.tables:
-                raise ReplayFormatError(f"more than {limits.tables} table headers in the text", self.line)
+            self.open_header(end)
         elif token == "]" and self.header:
             self.header = 3 if self.header == 2 else 0
             self.in_key = self.header == 3
@@ -128,7 +131,30 @@ class _Scan:
             self.stack.pop()
             self.in_key = False
 
-    def word(self, kind: str | None, token: str) -> None:
+    def dot(self) -> None:
+        """A dot in a key or table name: one more part."""
+        self.dots += 1
+        if self.dots >= self.limits.key_parts:
+            raise ReplayFormatError(
+                f"a dotted key or table name has more than {self.limits.key_parts} parts", self.line
+            )
+
+    def equals(self) -> None:
+        """The ``=`` after a key: one more key, and its value follows."""
+        self.keys += 1
+        if self.keys > self.limits.keys:
+            raise ReplayFormatError(f"more than {self.limits.keys} keys in the text", self.line)
+        self.in_key, self.dots = False, 0
+
+    def open_header(self, end: int) -> None:
+        """A table header's first ``[`` (``end`` is just after it): one more table."""
+        self.second_open = self.text.startswith("[", end)
+        self.header = 2 if self.second_open else 1
+        self.tables += 1
+        if self.tables > self.limits.tables:
+            raise ReplayFormatError(f"more than {self.limits.tables} table headers in the text", self.line)
+
+    def word(self, kind: str | None, token: str, end: int) -> None:
         """A string or a bare word: a key's part or a value."""
         limits = self.limits
         if kind == "bare":
@@ -215,7 +241,7 @@ class _Locator:
             kind = match.lastgroup
             if kind == "ws":
                 continue
-            if self.depth == 0 and self.header is None and (kind == "bare" or kind == "nl"):
+            if self.depth == 0 and self.header is None and kind in ("bare", "nl"):
                 # a key, a value or a line's end outside any array, most of a text of many keys
                 if kind == "nl":
                     self.line += 1
@@ -224,7 +250,7 @@ class _Locator:
                 elif self.at_line_start:
                     self.pending_key.append(match.group())
                 continue
-            if self.depth == 1 and (kind == "bare" or kind == "str" or kind == "comma"):
+            if self.depth == 1 and kind in ("bare", "str", "comma"):
                 # an element of a top-level array, or the comma after it, most of a large text
                 if kind == "comma":
                     self.element += 1

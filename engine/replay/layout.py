@@ -48,29 +48,49 @@ def _fast_value(text: str, limits: ReplayLimits, line: int) -> Any:
         return int(text)
     numbers = _INT_ARRAY.match(text)
     if numbers is not None:
-        inner = numbers.group(1)
-        values = [int(number) for number in inner.split(", ")] if inner else []
-        if inner and max(map(abs, values)) >= 10**limits.int_digits:
-            raise ReplayFormatError(f"a number of more than {limits.int_digits} digits", line)
-        return values
+        return _int_array(numbers.group(1), limits, line)
     first = text[:1]
-    if len(text) - 2 > limits.string_chars and first == '"':
-        raise ReplayFormatError(f"a string of more than {limits.string_chars} characters", line)
-    if first == '"' and text[-1] == '"' and text.count('"') == 2 and "\\" not in text and len(text) > 1:
-        return text[1:-1]  # the common case: a plain string
+    if first == '"':
+        if len(text) - 2 > limits.string_chars:
+            raise ReplayFormatError(f"a string of more than {limits.string_chars} characters", line)
+        if text[-1] == '"' and text.count('"') == 2 and "\\" not in text and len(text) > 1:
+            return text[1:-1]  # the common case: a plain string
+    return _json_value(text, first)
+
+
+def _int_array(inner: str | None, limits: ReplayLimits, line: int) -> list[int]:
+    """The numbers of a flat array matched by ``_INT_ARRAY`` (``inner`` is what is between its
+    brackets), each within the digit limit."""
+    if not inner:
+        return []
+    values = [int(number) for number in inner.split(", ")]
+    if max(map(abs, values)) >= 10**limits.int_digits:
+        raise ReplayFormatError(f"a number of more than {limits.int_digits} digits", line)
+    return values
+
+
+def _json_value(text: str, first: str) -> Any:
+    """A string with escapes or a flat array that is not all whole numbers, read by the JSON
+    reader where TOML reads it the same; raise ValueError otherwise."""
     if "\\/" in text or first not in ('"', "["):
         raise ValueError(text)
     if first == "[" and ("[" in text[1:] or "{" in text or _DIGIT_RUN.search(text)):
         raise ValueError(text)  # nested, or a number too long for the JSON reader's cheap path
     value = json.loads(text)
     if isinstance(value, list):
-        if any(isinstance(v, (list, dict, float)) or v is None for v in value):
-            raise ValueError(text)
-        if any(isinstance(v, str) and not _is_text(v) for v in value):
+        if not _is_flat_text_list(value):
             raise ValueError(text)
     elif not isinstance(value, str) or not _is_text(value):
         raise ValueError(text)
     return value
+
+
+def _is_flat_text_list(values: list[Any]) -> bool:
+    """Whether a decoded JSON array is one TOML reads the same: no nested array or table, no float
+    or null, and every string Unicode text."""
+    if any(isinstance(v, (list, dict, float)) or v is None for v in values):
+        return False
+    return not any(isinstance(v, str) and not _is_text(v) for v in values)
 
 
 def _is_text(value: str) -> bool:

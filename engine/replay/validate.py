@@ -13,7 +13,7 @@ same sentences (:func:`not_a_seat`, :func:`only_a_pass_is_automatic`, :func:`unk
 from __future__ import annotations
 
 from .. import DealCode, DealError, DealtCards, Reason, Ruleset, deal_from_code, explicit_deal, mask_text
-from .model import Action, ActionKind, DealLog, GameLog, MatchResult, ReplayFormatError
+from .model import Action, ActionKind, DealLog, DealResult, GameLog, MatchResult, ReplayFormatError
 
 REASONS = frozenset(reason.value for reason in Reason)
 """The refusal reason ids (RULES.md) an action may be recorded as refused with."""
@@ -49,18 +49,28 @@ def _action_problem(action: Action, players: int) -> str:
     built only for a message."""
     if not 0 <= action.seat < players:
         return not_a_seat(action.text(), f"p{action.seat + 1}", players)
+    if action.kind is ActionKind.PLAY or action.kind is ActionKind.PASS:
+        return _move_problem(action)
+    return _seat_change_problem(action)
+
+
+def _move_problem(action: Action) -> str:
+    """What is wrong with a play or pass whose seat is in range ("" when nothing)."""
     kind = action.kind
-    if kind is ActionKind.PLAY or kind is ActionKind.PASS:
-        if kind is ActionKind.PLAY and not action.cards:
-            return f"action {quoted(action.text())} names no move (cards or pass)"
-        if action.auto and kind is ActionKind.PLAY:
-            return only_a_pass_is_automatic(action.text())
-        if action.refused and action.refused not in REASONS:
-            return unknown_reason(action.text(), action.refused)
-        return ""
+    if kind is ActionKind.PLAY and not action.cards:
+        return f"action {quoted(action.text())} names no move (cards or pass)"
+    if action.auto and kind is ActionKind.PLAY:
+        return only_a_pass_is_automatic(action.text())
+    if action.refused and action.refused not in REASONS:
+        return unknown_reason(action.text(), action.refused)
+    return ""
+
+
+def _seat_change_problem(action: Action) -> str:
+    """What is wrong with a seat change (taken, left, ...) whose seat is in range ("" when nothing)."""
     if action.cards or action.auto or action.timeout or action.refused:
         return f"action {quoted(action.text())}: a seat change has no cards, auto, timeout or refusal"
-    if kind is ActionKind.TAKE and (action.taker is None or action.taker.kind not in ("human", "bot")):
+    if action.kind is ActionKind.TAKE and (action.taker is None or action.taker.kind not in ("human", "bot")):
         return f"action {quoted(action.text())}: write 'taken human NAME' or 'taken bot:LEVEL NAME'"
     return ""
 
@@ -74,6 +84,20 @@ def validate_action(action: Action, players: int) -> None:
 
 
 def _validate_deal(deal: DealLog, players: int) -> None:
+    _validate_deal_header(deal, players)
+    play, pass_ = ActionKind.PLAY, ActionKind.PASS
+    for action in deal.actions:
+        # A plain play or pass in range, most of a log, is in shape: this test is all it costs.
+        kind = action.kind
+        plain = kind is pass_ or (kind is play and action.cards)
+        if not plain or action.refused or action.auto or not 0 <= action.seat < players:
+            validate_action(action, players)
+    if deal.result is not None:
+        _validate_deal_result(deal.result, players)
+
+
+def _validate_deal_header(deal: DealLog, players: int) -> None:
+    """A deal's own keys: its number, its code or hands, the seats it names."""
     line = deal.line
     if deal.number < 1:
         raise ReplayFormatError(f"number must be at least 1, not {deal.number}", line)
@@ -83,21 +107,14 @@ def _validate_deal(deal: DealLog, players: int) -> None:
         raise ReplayFormatError(f"{len(deal.hands)} hands given; this table seats {players}", line)
     if not all(_seat_in_range(seat, players) for seat in (deal.previous_winner, *deal.empty_seats)):
         raise ReplayFormatError(f"previous_winner and empty_seats name seats p1 .. p{players}", line)
-    play, pass_ = ActionKind.PLAY, ActionKind.PASS
-    for action in deal.actions:
-        # A plain play or pass in range, most of a log, is in shape: this test is all it costs.
-        kind = action.kind
-        plain = kind is pass_ or (kind is play and action.cards)
-        if not plain or action.refused or action.auto or not 0 <= action.seat < players:
-            validate_action(action, players)
-    result = deal.result
-    if result is not None:
-        if len(result.seats) != players:
-            raise ReplayFormatError(
-                f"the result has {len(result.seats)} seats; this table seats {players}", result.line
-            )
-        if not _seat_in_range(result.winner, players):
-            raise ReplayFormatError(f"the result's winner is not a seat: write p1 .. p{players}", result.line)
+
+
+def _validate_deal_result(result: DealResult, players: int) -> None:
+    """A deal's result: one entry a seat, and a winner who is a seat."""
+    if len(result.seats) != players:
+        raise ReplayFormatError(f"the result has {len(result.seats)} seats; this table seats {players}", result.line)
+    if not _seat_in_range(result.winner, players):
+        raise ReplayFormatError(f"the result's winner is not a seat: write p1 .. p{players}", result.line)
 
 
 def dealt_cards(record: DealLog, rules: Ruleset) -> DealtCards:

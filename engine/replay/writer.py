@@ -294,6 +294,15 @@ def _card_order(text: str) -> int:
         return 99
 
 
+def _deal_code(codes: Sequence[DealCode | str | None] | None, index: int) -> str:
+    """Deal ``index``'s code as the log writes it ("" when it was not dealt from one): a code
+    given as text is parsed, so a malformed one raises here."""
+    code = codes[index] if codes is not None and index < len(codes) else None
+    if code is not None and not isinstance(code, str):
+        return str(code)
+    return str(DealCode.parse(code)) if code else ""
+
+
 def game_log_from_deals(
     ruleset: Ruleset,
     deals: Sequence[Deal],
@@ -312,26 +321,20 @@ def game_log_from_deals(
         started = deal.events[0]
         if not isinstance(started, DealStarted):
             raise ValueError(f"deal {index + 1}'s events do not open with DealStarted")
-        code = codes[index] if codes is not None and index < len(codes) else None
-        if code is not None and not isinstance(code, str):
-            code = str(code)
-        elif code:
-            code = str(DealCode.parse(code))
+        code = _deal_code(codes, index)
         result = None
         ended = next((e for e in reversed(deal.events) if isinstance(e, DealEnded)), None)
         if ended is not None:
             result = _result_of(ended)
             match = match.record(
-                DealRecord(
-                    started.deal_number, ended.winner, result.scores, ended.cards_left, code or "", ended.by_dragon
-                )
+                DealRecord(started.deal_number, ended.winner, result.scores, ended.cards_left, code, ended.by_dragon)
             )
         hands = tuple(mask_text(hand) for hand in started.hands)
         explicit_deal(list(hands), ruleset)  # raises on hands that are no deal
         records.append(
             DealLog(
                 number=started.deal_number,
-                code=code or "",
+                code=code,
                 hands=hands,
                 previous_winner=previous_winner if index else None,
                 actions=tuple(actions_from_events(deal.events)),
