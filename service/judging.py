@@ -29,6 +29,13 @@ def _move_text(move: LastMove) -> str:
     return f"seat {move.seat}: " + ("pass" if move.is_pass else cv.cards_text(move.mask))
 
 
+def _unset_index(made: int, path: str, need_index: bool) -> int:
+    """The index of a move sent without one: the next move's, where the call allows leaving it out."""
+    if need_index:
+        raise bad_field(f"{path}.index", f"required: the move's index in the deal (moves made: {made})")
+    return made
+
+
 class MoveJudge:
     """Judges and answers moves; mixed into :class:`bigtwo.service.core.Core`, whose limits it reads."""
 
@@ -58,21 +65,11 @@ class MoveJudge:
             raise bad_field(f"{path}.text", f"at most {self.limits.card_text} characters")
         index = move.index
         if not index and not move.HasField("index"):  # a zero may be unset: only then ask protobuf
-            if need_index:
-                raise bad_field(f"{path}.index", f"required: the move's index in the deal (moves made: {made})")
-            index = made
+            index = _unset_index(made, path, need_index)
         if index != made:
             return self._other_index(game, move, index, path, info, apply=apply)
         if not apply:
-            try:
-                play = deal.verify_text(seat, text)
-            except Refusal as refusal:
-                info.moves.append(("refused", refusal.reason.value))
-                return MoveResult(wire.refusal_outcome(refusal), False, (), game, index)
-            info.moves.append(("validated", ""))
-            if play is None:
-                return MoveResult(wire.PASS_OUTCOME, True, (), game, index)
-            return MoveResult(game.parts.outcome(play.mask, play.kind, play.key), True, (), game, index)
+            return self._validate(game, seat, text, index, info)
         before = game.state_before_move() if keep_previous else None
         try:
             events = deal.do_text(seat, text)
@@ -96,6 +93,18 @@ class MoveJudge:
         if deal.winner >= 0:
             info.deals_finished += 1
         return MoveResult(outcome, True, events, game, index)
+
+    def _validate(self, game: Game, seat: int, text: str, index: int, info: CallInfo) -> MoveResult:
+        """The judgement of a move checked but not applied (ValidateMove, a stream's validate_only)."""
+        try:
+            play = game.deal.verify_text(seat, text)
+        except Refusal as refusal:
+            info.moves.append(("refused", refusal.reason.value))
+            return MoveResult(wire.refusal_outcome(refusal), False, (), game, index)
+        info.moves.append(("validated", ""))
+        if play is None:
+            return MoveResult(wire.PASS_OUTCOME, True, (), game, index)
+        return MoveResult(game.parts.outcome(play.mask, play.kind, play.key), True, (), game, index)
 
     def answer(
         self,

@@ -72,27 +72,31 @@ class StreamSession:
                 self.last_reply = response
             return response
         if which == "open":
-            if self.game is not None:
-                raise bad_field("open", "the stream already holds a deal; open a new stream for another")
-            opening = request.open
-            game = core.load(opening.game, "open.game", info)
-            self.tokens = opening.state_tokens
-            self.view_seat = core.view_seat_of(opening, game, "open.view_seat")
-            if game.deal.moves_made == 0 and opening.game.WhichOneof("game") == "log":
-                info.deals_started += 1
-                if game.deal.over:
-                    info.deals_finished += 1
-            self.game = game
-            view_seat = self.view_seat
-            return wire.opened_response(
-                core.code_for(game, view_seat),
-                game.writer().table(game.deal),
-                [wire.event_bytes(event, game.parts, view_seat) for event in game.events_so_far()],
-                b"" if view_seat is None else cv.seat_view(game.deal, view_seat).SerializeToString(),
-                token := core.token(game),
-                token if game.viewer >= 0 else core.seat_token(game, view_seat),
-            )
+            return self._open(request.open)
         raise bad_field("message", "set open or move")
+
+    def _open(self, opening: api.StreamOpen) -> api.PlayStreamResponse | bytes:
+        """The answer to the stream's open message: the deal it holds from now on."""
+        core, info = self.core, self.info
+        if self.game is not None:
+            raise bad_field("open", "the stream already holds a deal; open a new stream for another")
+        game = core.load(opening.game, "open.game", info)
+        self.tokens = opening.state_tokens
+        self.view_seat = core.view_seat_of(opening, game, "open.view_seat")
+        if game.deal.moves_made == 0 and opening.game.WhichOneof("game") == "log":
+            info.deals_started += 1
+            if game.deal.over:
+                info.deals_finished += 1
+        self.game = game
+        view_seat = self.view_seat
+        return wire.opened_response(
+            core.code_for(game, view_seat),
+            game.writer().table(game.deal),
+            [wire.event_bytes(event, game.parts, view_seat) for event in game.events_so_far()],
+            b"" if view_seat is None else cv.seat_view(game.deal, view_seat).SerializeToString(),
+            token := core.token(game),
+            token if game.viewer >= 0 else core.seat_token(game, view_seat),
+        )
 
     def _reply(self, result: MoveResult) -> bytes:
         """A judged move's answer on the stream, with a token when the stream asked for them."""
