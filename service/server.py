@@ -15,9 +15,10 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent import futures
 from dataclasses import asdict, dataclass
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -370,18 +371,35 @@ def _worker_main(config: dict[str, Any]) -> None:
     raise SystemExit(run_one(cfg, reuse_port=True))
 
 
-def run_workers(cfg: ServerConfig) -> int:
-    log = logger()
+def _workers_refusal(cfg: ServerConfig) -> str | None:
+    """Why ``cfg`` cannot start workers, checked before any is spawned; None when it can."""
     if cfg.port == 0:
-        log.error("cannot serve", error="--workers needs a fixed --port")
-        return 1
+        return "--workers needs a fixed --port"
     if cfg.auth_token is not None and not valid_auth_token(cfg.auth_token):
-        log.error("cannot serve", error=f"--auth-token: {AUTH_TOKEN_RULE}")
-        return 1
+        return f"--auth-token: {AUTH_TOKEN_RULE}"
     try:
         load_keys(cfg.token_keys_file or None)  # make the development key once, before the workers read it
     except KeyConfigError as exc:
-        log.error("cannot serve", error=str(exc))
+        return str(exc)
+    return None
+
+
+def _supervise(processes: Sequence[BaseProcess], stopping: threading.Event, stop_all: Callable[[], None]) -> None:
+    """Wait for every worker; the first to exit unasked stops the others."""
+    log = logger()
+    while any(p.is_alive() for p in processes):
+        for process in processes:
+            process.join(0.2)
+            if not process.is_alive() and not stopping.is_set():
+                log.error("worker exited", pid=process.pid, exitcode=process.exitcode)
+                stop_all()
+
+
+def run_workers(cfg: ServerConfig) -> int:
+    log = logger()
+    refusal = _workers_refusal(cfg)
+    if refusal is not None:
+        log.error("cannot serve", error=refusal)
         return 1
     metrics_dir = tempfile.mkdtemp(prefix="bigtwo-metrics-")
     os.environ[MULTIPROC_ENV] = metrics_dir
@@ -401,12 +419,7 @@ def run_workers(cfg: ServerConfig) -> int:
                 os.kill(process.pid, signal.SIGTERM)
 
     _on_signals(stop_all)
-    while any(p.is_alive() for p in processes):
-        for process in processes:
-            process.join(0.2)
-            if not process.is_alive() and not stopping.is_set():
-                log.error("worker exited", pid=process.pid, exitcode=process.exitcode)
-                stop_all()
+    _supervise(processes, stopping, stop_all)
     from prometheus_client import multiprocess
 
     for process in processes:

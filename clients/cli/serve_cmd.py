@@ -170,18 +170,35 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     return ServerConfig(**{name: getattr(args, name) for name in names if hasattr(args, name)})
 
 
-def check_arguments(cfg: ServerConfig) -> None:
-    """Refuse at once, in one sentence naming the flag, what would otherwise fail only after
-    start-up (as a log line): TLS files that do not go together, an auth token too weak, token
-    keys that do not load, a port already taken (a single process binds without SO_REUSEPORT, so
-    a plain bind tells)."""
-    from bigtwo.cli.arguments import port_free
-    from bigtwo.cli.errors import CommandError, UsageError
+def _check_tls(cfg: ServerConfig) -> None:
+    """Refuse TLS files that do not go together."""
+    from bigtwo.cli.errors import UsageError
 
     if bool(cfg.tls_cert) != bool(cfg.tls_key):
         raise UsageError("--tls-cert and --tls-key go together: give both, or neither.")
     if cfg.tls_client_ca and not cfg.tls_cert:
         raise UsageError("--tls-client-ca (mutual TLS) needs --tls-cert and --tls-key as well.")
+
+
+def _taken_ports(cfg: ServerConfig) -> list[tuple[str, int]]:
+    """The flags whose port another process already holds (the workers' shared --port is not checked)."""
+    from bigtwo.cli.arguments import port_free
+
+    return [
+        (flag, number)
+        for flag, number in (("--port", cfg.port), ("--metrics-port", cfg.metrics_port))
+        if number and (cfg.workers == 1 or flag == "--metrics-port") and not port_free(cfg.host, number)
+    ]
+
+
+def check_arguments(cfg: ServerConfig) -> None:
+    """Refuse at once, in one sentence naming the flag, what would otherwise fail only after
+    start-up (as a log line): TLS files that do not go together, an auth token too weak, token
+    keys that do not load, a port already taken (a single process binds without SO_REUSEPORT, so
+    a plain bind tells)."""
+    from bigtwo.cli.errors import CommandError, UsageError
+
+    _check_tls(cfg)
     if cfg.workers > 1 and cfg.port == 0:
         raise UsageError("--workers needs a fixed --port (the processes share it).")
     if cfg.auth_token is not None and not valid_auth_token(cfg.auth_token):
@@ -190,11 +207,7 @@ def check_arguments(cfg: ServerConfig) -> None:
         load_keys(cfg.token_keys_file or None)
     except KeyConfigError as exc:
         raise UsageError(f"{exc}. Fix --token-keys-file, BIGTWO_TOKEN_KEYS_FILE or BIGTWO_TOKEN_KEYS.") from None
-    taken = [
-        (flag, number)
-        for flag, number in (("--port", cfg.port), ("--metrics-port", cfg.metrics_port))
-        if number and (cfg.workers == 1 or flag == "--metrics-port") and not port_free(cfg.host, number)
-    ]
+    taken = _taken_ports(cfg)
     if taken:
         flag, number = taken[0]
         raise CommandError(

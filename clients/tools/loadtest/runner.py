@@ -170,27 +170,36 @@ class Progress:
         return Text(line, style="red" if errors else "")
 
 
+def _live(sources: list[Any], started: float) -> Any:
+    """A started progress line on stderr, refreshed four times a second."""
+    from rich.console import Console
+    from rich.live import Live
+
+    live = Live(Progress(sources, started), console=Console(stderr=True), refresh_per_second=4)
+    live.start()
+    return live
+
+
+def _run_here(cfg: LoadConfig, progress: bool, before: threading.Timer | None, started: float) -> LoadResult:
+    """Run ``cfg`` in this process."""
+    result = LoadResult()
+    live = _live([result], started) if progress else None
+    try:
+        if before:
+            before.start()
+        return run(cfg, result)
+    finally:
+        if live:
+            live.stop()
+
+
 def run_load(
     cfg: LoadConfig, processes: int = 1, *, progress: bool = False, before: threading.Timer | None = None
 ) -> LoadResult:
     """Run ``cfg`` in this process or in ``processes`` processes; ``before`` starts with the load."""
-    live = None
     started = time.monotonic()
     if processes <= 1:
-        result = LoadResult()
-        if progress:
-            from rich.console import Console
-            from rich.live import Live
-
-            live = Live(Progress([result], started), console=Console(stderr=True), refresh_per_second=4)
-            live.start()
-        try:
-            if before:
-                before.start()
-            return run(cfg, result)
-        finally:
-            if live:
-                live.stop()
+        return _run_here(cfg, progress, before, started)
     context = multiprocessing.get_context("spawn")
     queue, ready, go = context.Queue(), context.Queue(), context.Event()
     arrays = [context.Array("d", 6, lock=False) for _ in range(processes)]
@@ -204,12 +213,7 @@ def run_load(
         ready.get(timeout=120)  # every child has imported grpc and the engine: start together
     started = time.monotonic()
     go.set()
-    if progress:
-        from rich.console import Console
-        from rich.live import Live
-
-        live = Live(Progress(arrays, started), console=Console(stderr=True), refresh_per_second=4)
-        live.start()
+    live = _live(arrays, started) if progress else None
     if before:
         before.start()
     merged = LoadResult()
