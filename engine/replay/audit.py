@@ -61,8 +61,7 @@ _PLAY, _PASS = ActionKind.PLAY, ActionKind.PASS
 
 
 def _plain_move(action: Action) -> Move | None:
-    """The move of a plain play or pass (not automatic, timed out or refused; cards written as
-    the writer writes them), or None for an action the auditor's general step must take."""
+    """A plain play or pass's move, or None for an action that :meth:`_Auditor.step` must take."""
     if action.auto or action.timeout or action.refused:
         return None
     if action.kind is _PASS:
@@ -70,11 +69,6 @@ def _plain_move(action: Action) -> Move | None:
     if action.kind is _PLAY and all(t in _CARDS for t in action.cards):
         return Move(action.seat, tuple(_CARDS[t] for t in action.cards), False)
     return None
-
-
-def _automatic_passes(produced: tuple[Event, ...]) -> list[Passed]:
-    """The automatic passes among the events a move produced: they are due next."""
-    return [e for e in produced if isinstance(e, Passed) and e.automatic]
 
 
 class _Stop(Exception):
@@ -257,7 +251,7 @@ class _Auditor:
                 i += 1
                 events.extend(produced)
                 if len(produced) > 1:
-                    run.pending = _automatic_passes(produced)
+                    run.pending = [e for e in produced if isinstance(e, Passed) and e.automatic]
                     if run.pending:
                         break
         except Refusal as refusal:
@@ -359,7 +353,7 @@ class _Auditor:
         if len(produced) == 1 and not self.views:
             run.trick_moves.append((action.seat, action.move_text))
             return
-        autos = _automatic_passes(produced)
+        autos = [e for e in produced if isinstance(e, Passed) and e.automatic]
         own = self.own_events(produced, autos)
         run.trick_moves.append((action.seat, action.move_text if action.kind is ActionKind.PLAY else "pass"))
         run.pending = autos
@@ -373,8 +367,7 @@ class _Auditor:
             self._shown = (0, -1)
 
     def own_events(self, produced: tuple[Event, ...], autos: list[Passed]) -> list[Event]:
-        """The events of a move itself, without the auto-passes it brings (``autos``); a trick's end
-        that comes after those auto-passes is kept for them (``_trick_end_after_auto``)."""
+        """A move's own events: not its auto-passes, nor a trick's end that follows them (kept for them)."""
         own: list[Event] = []
         self._trick_end_after_auto = []
         for event in produced:
@@ -524,24 +517,6 @@ def _audit(log: GameLog, key: bytes | Sequence[bytes] | None, views: bool, requi
     auditor.run()
     problems = auditor.problems
     per_deal, head = chain_heads(log)
-    _check_chain(log, per_deal, head, problems)
-    status = _check_signature(log, key, head, require_signature, problems)
-    kind = problems[0].kind if problems else VerdictKind.VALID
-    return AuditVerdict(
-        kind=kind,
-        problems=tuple(problems),
-        signature=status,
-        events=tuple(auditor.events),
-        steps=tuple(auditor.steps),
-        deals_checked=auditor.deals_checked,
-        actions_checked=auditor.actions_checked,
-        totals=tuple(auditor.totals),
-    )
-
-
-def _check_chain(log: GameLog, per_deal: Sequence[str], head: str, problems: list[Problem]) -> None:
-    """Add to ``problems`` the first deal whose chain is not its true one, or else a [seal] chain
-    that is not the file's."""
     for record, true in zip(log.deals, per_deal, strict=True):
         if record.chain != true:
             what = "has no chain" if not record.chain else "chain does not match its contents"
@@ -558,13 +533,24 @@ def _check_chain(log: GameLog, per_deal: Sequence[str], head: str, problems: lis
         if log.chain != head:
             what = "has no chain" if not log.chain else "chain does not match the file"
             problems.append(Problem(VerdictKind.BROKEN_CHAIN, f"[seal] {what} (edited after it was written?)"))
+    status = _check_signature(log, key, head, require_signature, problems)
+    kind = problems[0].kind if problems else VerdictKind.VALID
+    return AuditVerdict(
+        kind=kind,
+        problems=tuple(problems),
+        signature=status,
+        events=tuple(auditor.events),
+        steps=tuple(auditor.steps),
+        deals_checked=auditor.deals_checked,
+        actions_checked=auditor.actions_checked,
+        totals=tuple(auditor.totals),
+    )
 
 
 def _check_signature(
     log: GameLog, key: bytes | Sequence[bytes] | None, head: str, require_signature: bool, problems: list[Problem]
 ) -> SignatureStatus:
-    """The status of the log's signature against ``key`` (one key or several), adding to
-    ``problems`` what is wrong with it."""
+    """The signature's status against ``key`` (one or several); what is wrong goes to ``problems``."""
     if not log.signature:
         status = SignatureStatus.UNSIGNED
         if require_signature:
