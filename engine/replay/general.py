@@ -241,7 +241,7 @@ class _Locator:
             kind = match.lastgroup
             if kind == "ws":
                 continue
-            if self.depth == 0 and self.header is None and kind in ("bare", "nl"):
+            if self.depth == 0 and self.header is None and (kind == "bare" or kind == "nl"):
                 # a key, a value or a line's end outside any array, most of a text of many keys
                 if kind == "nl":
                     self.line += 1
@@ -250,7 +250,7 @@ class _Locator:
                 elif self.at_line_start:
                     self.pending_key.append(match.group())
                 continue
-            if self.depth == 1 and kind in ("bare", "str", "comma"):
+            if self.depth == 1 and (kind == "bare" or kind == "str" or kind == "comma"):
                 # an element of a top-level array, or the comma after it, most of a large text
                 if kind == "comma":
                     self.element += 1
