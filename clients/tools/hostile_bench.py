@@ -15,18 +15,15 @@ The same builders make the table of ``tests/test_replay_hostile.py`` at smaller 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import random
 import time
 import tracemalloc
 from collections.abc import Callable
 
-from bigtwo.engine import DealCode, Move, Refusal, Ruleset
-from bigtwo.engine.replay.format import ReplayFormatError, dumps, loads
+from bigtwo.engine.replay.format import ReplayFormatError, loads
 from bigtwo.engine.replay.limits import ReplayLimits
-from bigtwo.engine.replay.writer import ReplayWriter
+from bigtwo.tools.sample_matches import random_match_text
 
 BUDGET_MS = 100.0
 BUDGET_BYTES = 50 * 1000 * 1000
@@ -36,18 +33,7 @@ SIZE = 1 << 20
 def sample_match(deals: int, seed: int = 7) -> str:
     """The canonical text of a signed classic match of ``deals`` deals played by a seeded random
     policy with a refused attempt now and then (the shape of every file the project writes)."""
-    rules = Ruleset.from_mapping({"preset": "classic", "match": f"deals:{deals}"})
-    rng = random.Random(seed)
-    writer = ReplayWriter(rules, comment=f"sample match of {deals} deals")
-    for _ in range(deals):
-        deal = writer.start_deal(DealCode(rng.getrandbits(60)))
-        while not deal.over:
-            if rng.random() < 0.03:
-                with contextlib.suppress(Refusal):
-                    writer.play(Move.pass_(deal.to_act) if deal.leading else Move.play(deal.to_act, "2S"))
-                continue
-            writer.play(rng.choice(deal.legal_moves()))
-    return dumps(writer.log(b"hostile-bench-key"))
+    return random_match_text(deals, seed, f"sample match of {deals} deals", b"hostile-bench-key")
 
 
 def _fill(head: str, unit: str, size: int, tail: str = "") -> str:

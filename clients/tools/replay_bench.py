@@ -9,11 +9,9 @@ The issue's target: 10,000 deals in under 10 s with 2 processes. Run by ``make b
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import multiprocessing
 import os
-import random
 import resource
 import subprocess
 import sys
@@ -21,28 +19,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from bigtwo.engine import DealCode, Move, Refusal, Ruleset
-from bigtwo.engine.replay.format import dumps
-from bigtwo.engine.replay.writer import ReplayWriter
+from bigtwo.tools.sample_matches import random_match_text
 
 BENCH_KEY = b"bigtwo-bench-key"
 
 
 def _write_files(job: tuple[str, int, int, int]) -> int:
     folder, first, count, per_file = job
-    rules = Ruleset.from_mapping({"preset": "classic", "match": f"deals:{per_file}"})
     for file_index in range(first, first + count):
-        rng = random.Random(file_index)
-        writer = ReplayWriter(rules, comment=f"bench file {file_index}")
-        for _ in range(per_file):
-            deal = writer.start_deal(DealCode(rng.getrandbits(60)))
-            while not deal.over:
-                if rng.random() < 0.03:
-                    with contextlib.suppress(Refusal):
-                        writer.play(Move.pass_(deal.to_act) if deal.leading else Move.play(deal.to_act, "2S"))
-                    continue
-                writer.play(rng.choice(deal.legal_moves()))
-        text = dumps(writer.log(BENCH_KEY))
+        text = random_match_text(per_file, file_index, f"bench file {file_index}", BENCH_KEY)
         Path(folder, f"match-{file_index:06d}.toml").write_text(text, encoding="utf-8", newline="\n")
     return count
 
