@@ -37,7 +37,8 @@ $(STAMP): pyproject.toml | $(PY)
 
 # Debian's chromium for the HTML replay test (tests/test_replay_html.py); a no-op when present.
 chromium:
-	@test -x /usr/bin/chromium || bash tests/tools/ensure_chromium.sh
+	@test -x /usr/bin/chromium || \
+	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-dejavu-core; }
 
 # Debian's prometheus and promtool for the alert-rule and live-scrape tests (tests/test_prometheus_*.py);
 # a no-op when both are present.
