@@ -15,7 +15,7 @@ TOOLS  := .tools
 SHARED  ?= ../shared
 VECTORS := tests/vectors
 
-.PHONY: chromium prometheus node-deps venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
+.PHONY: chromium prometheus node-deps ts-deps ts-proto venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
 
 # venv: everything the tests, linters, benches and fuzzer need (the [dev] extras);
 # venv-runtime: only what the service and the bigtwo command need (what make run installs).
@@ -50,7 +50,7 @@ run: venv-runtime
 	$(BIGTWO) run
 
 # What the suite needs beyond pyproject.toml is installed here, never by a test.
-test: venv chromium prometheus buf node-deps
+test: venv chromium prometheus ts-deps node-deps
 	$(PY) -m pytest -q
 
 bench: venv
@@ -101,15 +101,22 @@ $(INTEROP)/node_modules/.package-lock.json: tests/interop/package.json tests/int
 	cd $(INTEROP) && npm ci --no-audit --no-fund
 node-deps: $(INTEROP)/node_modules/.package-lock.json
 
-# buf (npm package @bufbuild/buf) lives in .tools/ (gitignored); proto/buf.yaml configures the lint.
-BUF   := $(TOOLS)/node_modules/.bin/buf
-$(BUF):
-	mkdir -p $(TOOLS)
-	cd $(TOOLS) && npm install --no-save --no-audit --no-fund @bufbuild/buf
-# make buf installs it (make test runs it first, so tests/test_service_proto.py installs nothing).
-buf: $(BUF)
-buf-lint: $(BUF)
+# The TypeScript front ends (clients/ts): its npm packages, pinned by clients/ts/package-lock.json, go
+# into clients/ts/node_modules (gitignored). They hold buf, protoc-gen-es, esbuild, tsc and playwright-core.
+TS      := clients/ts
+TS_DEPS := $(TS)/node_modules/.package-lock.json
+BUF     := $(TS)/node_modules/.bin/buf
+$(TS_DEPS): $(TS)/package.json $(TS)/package-lock.json
+	cd $(TS) && npm ci --no-audit --no-fund
+ts-deps: $(TS_DEPS)
+# make buf installs buf (make test runs it first, so tests/test_service_proto.py installs nothing).
+buf: ts-deps
+buf-lint: buf
 	cd proto && ../$(BUF) lint
+# TypeScript code generated from proto/ into clients/ts/src/gen (committed; tests/test_ts_clients.py
+# fails when it is stale).
+ts-proto: ts-deps
+	cd $(TS) && npm run --silent generate
 
 # Mirror $(SHARED)/vectors/**/*.json into tests/vectors/ (subfolders kept), plus the format doc.
 vectors-refresh:

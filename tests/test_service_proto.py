@@ -54,7 +54,7 @@ def test_every_field_and_message_is_commented() -> None:
 def test_buf_lint() -> None:
     """buf comes from ``make buf`` (which ``make test`` runs first); the test installs nothing.
     Under CI=true a missing buf fails the test; elsewhere it is skipped."""
-    buf = ROOT / ".tools" / "node_modules" / ".bin" / "buf"
+    buf = ROOT / "clients" / "ts" / "node_modules" / ".bin" / "buf"
     if not buf.exists():
         message = f"{buf.relative_to(ROOT)} is missing: run `make buf` (npm package @bufbuild/buf)"
         if os.environ.get("CI") == "true":
