@@ -20,7 +20,7 @@ from concurrent import futures
 from dataclasses import asdict, dataclass
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -41,6 +41,15 @@ from .telemetry import (
     start_metrics_server,
 )
 from .tokens import TokenCodec
+from .web import WebConfig, WebPort
+
+
+class BoundPorts(NamedTuple):
+    """The ports a server process listens on, once bound (a port given as 0: the one chosen)."""
+
+    grpc: int
+    web: int | None = None
+
 
 MODES = ("aio", "sync")
 DEFAULT_MODE = "aio"
@@ -72,6 +81,11 @@ class ServerConfig:
     heavy_waiting: int = DEFAULT_WAITING
     """Heavy calls that may wait for a worker beyond those computing; more are RESOURCE_EXHAUSTED.
     In sync mode, at most half of ``threads`` hold heavy calls, computing or waiting."""
+    web_port: int | None = None
+    """The browser port (Connect and gRPC-Web, and the table; :mod:`bigtwo.service.web`): None, off;
+    0, one the system chose."""
+    web_origins: tuple[str, ...] = ()
+    """Origins whose pages may call the browser port (CORS), e.g. ``https://cards.example``."""
     heavy_kind: str = "process"
     """``process``: worker processes, beside the event loop; ``thread``: threads of the server
     process (no extra processes, but they hold the interpreter lock the event loop needs)."""
@@ -216,12 +230,20 @@ def _setup(cfg: ServerConfig, make_core: CoreFactory | None = None) -> Hosting:
     return Hosting(core, auth_token=cfg.auth_token, log_calls=cfg.log_calls, heavy=heavy)
 
 
-def _announce(cfg: ServerConfig, port: int, reuse_port: bool, hosting: Hosting) -> None:
+def _web_port(cfg: ServerConfig, hosting: Hosting, reuse_port: bool) -> WebPort | None:
+    if cfg.web_port is None:
+        return None
+    config = WebConfig(cfg.host, cfg.web_port, cfg.web_origins, cfg.max_message_bytes)
+    return WebPort(hosting, config, draining_message=DRAINING_DETAILS, reuse_port=reuse_port)
+
+
+def _announce(cfg: ServerConfig, port: int, reuse_port: bool, hosting: Hosting, web: WebPort | None) -> None:
     logger().info(
         "serving",
         service=SERVICE_NAME,
         host=cfg.host,
         port=port,
+        web_port=web.port if web is not None else None,
         mode=cfg.mode,
         pid=os.getpid(),
         tls=bool(cfg.tls_cert),
@@ -239,7 +261,7 @@ def run_sync(
     cfg: ServerConfig,
     reuse_port: bool,
     make_core: CoreFactory | None = None,
-    on_bound: Callable[[int], None] | None = None,
+    on_bound: Callable[[BoundPorts], None] | None = None,
 ) -> int:
     hosting = _setup(cfg, make_core)
     server = grpc.server(
@@ -254,19 +276,24 @@ def run_sync(
     names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
     reflection.enable_server_reflection(names, server)
     port = _bind(server, cfg)
-    if on_bound is not None:  # the caller learns the port bound (--port 0: one the system chose)
-        on_bound(port)
+    web = _web_port(cfg, hosting, reuse_port)
+    if on_bound is not None:  # the caller learns the ports bound (0: the one the system chose)
+        on_bound(BoundPorts(port, web.port if web is not None else None))
     hosting.heavy.warm()  # the heavy calls' workers start beside the server, which serves meanwhile
     server.start()
+    if web is not None:
+        web.start_thread()
     for name in ("", SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     SERVING.set(1)
-    _announce(cfg, port, reuse_port, hosting)
+    _announce(cfg, port, reuse_port, hosting, web)
     stop = threading.Event()
     _on_signals(lambda: stop.set())
     stop.wait()
     health_servicer.enter_graceful_shutdown()  # NOT_SERVING, before anything else
     gate.draining = True
+    if web is not None:
+        web.drain()
     SERVING.set(0)
     logger().info("draining", grace_seconds=cfg.grace, open_streams=hosting.open_streams)
     deadline = time.monotonic() + cfg.grace
@@ -274,6 +301,8 @@ def run_sync(
         time.sleep(DRAIN_POLL)
     hosting.cutting = bool(hosting.open_streams)
     server.stop(max(0.0, deadline - time.monotonic())).wait()
+    if web is not None:
+        web.stop_thread()
     hosting.heavy.shutdown()
     logger().info("stopped")
     return 0
@@ -283,7 +312,7 @@ async def _run_aio(
     cfg: ServerConfig,
     reuse_port: bool,
     make_core: CoreFactory | None = None,
-    on_bound: Callable[[int], None] | None = None,
+    on_bound: Callable[[BoundPorts], None] | None = None,
 ) -> int:
     hosting = _setup(cfg, make_core)
     server = grpc.aio.server(
@@ -295,14 +324,17 @@ async def _run_aio(
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     port = _bind(server, cfg)
-    if on_bound is not None:  # the caller learns the port bound (--port 0: one the system chose)
-        on_bound(port)
+    web = _web_port(cfg, hosting, reuse_port)
+    if on_bound is not None:  # the caller learns the ports bound (0: the one the system chose)
+        on_bound(BoundPorts(port, web.port if web is not None else None))
     hosting.heavy.warm()  # the heavy calls' workers start beside the server, which serves meanwhile
     await server.start()
+    if web is not None:
+        await web.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     SERVING.set(1)
-    _announce(cfg, port, reuse_port, hosting)
+    _announce(cfg, port, reuse_port, hosting, web)
     lag = asyncio.create_task(_sample_loop_lag())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -311,6 +343,8 @@ async def _run_aio(
     await stop.wait()
     await health_servicer.enter_graceful_shutdown()  # NOT_SERVING, before anything else
     gate.draining = True
+    if web is not None:
+        web.drain()
     SERVING.set(0)
     logger().info("draining", grace_seconds=cfg.grace, open_streams=hosting.open_streams)
     deadline = loop.time() + cfg.grace
@@ -318,6 +352,8 @@ async def _run_aio(
         await asyncio.sleep(DRAIN_POLL)
     hosting.cutting = bool(hosting.open_streams)
     await server.stop(max(0.0, deadline - loop.time()))
+    if web is not None:
+        await web.stop()
     lag.cancel()
     await asyncio.to_thread(hosting.heavy.shutdown)
     logger().info("stopped")
@@ -328,7 +364,7 @@ def run_aio(
     cfg: ServerConfig,
     reuse_port: bool,
     make_core: CoreFactory | None = None,
-    on_bound: Callable[[int], None] | None = None,
+    on_bound: Callable[[BoundPorts], None] | None = None,
 ) -> int:
     import uvloop
 
@@ -347,7 +383,7 @@ def run_one(
     cfg: ServerConfig,
     reuse_port: bool,
     make_core: CoreFactory | None = None,
-    on_bound: Callable[[int], None] | None = None,
+    on_bound: Callable[[BoundPorts], None] | None = None,
 ) -> int:
     """Serve in this process until SIGTERM; ``make_core`` swaps the handlers (the bench's no-op)."""
     configure_logging(cfg.log_level)
@@ -375,6 +411,8 @@ def _workers_refusal(cfg: ServerConfig) -> str | None:
     """Why ``cfg`` cannot start workers, checked before any is spawned; None when it can."""
     if cfg.port == 0:
         return "--workers needs a fixed --port"
+    if cfg.web_port == 0:
+        return "--workers needs a fixed --web-port"
     if cfg.auth_token is not None and not valid_auth_token(cfg.auth_token):
         return f"--auth-token: {AUTH_TOKEN_RULE}"
     try:
@@ -429,4 +467,4 @@ def run_workers(cfg: ServerConfig) -> int:
     return max(codes) if not stopping.is_set() or any(codes) else 0
 
 
-__all__ = ["DEFAULT_MODE", "MODES", "ServerConfig", "run_one", "run_workers"]
+__all__ = ["DEFAULT_MODE", "MODES", "BoundPorts", "ServerConfig", "run_one", "run_workers"]

@@ -305,24 +305,33 @@ class Hosting:
         methods[STREAM] = _as_messages(api.PlayStreamResponse, self._sync_stream(STREAM))
         return type("BigTwoServicer", (), {name: staticmethod(fn) for name, fn in methods.items()})()
 
+    def aio_handlers(self) -> dict[str, Callable[..., Any]]:
+        """RPC name -> its aio handler: what the gRPC port (aio mode) and the browser port call."""
+        handlers: dict[str, Callable[..., Any]] = {
+            name: self._aio_unary(name, getattr(self.core, attr), request_cls.DESCRIPTOR.name)
+            for name, (request_cls, _, attr) in UNARY.items()
+        }
+        handlers[STREAM] = self._aio_stream(STREAM)
+        return handlers
+
     def generic_handler(self, *, aio: bool) -> grpc.GenericRpcHandler:
+        aio_handlers = self.aio_handlers() if aio else {}
         handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
         for name, (request_cls, response_cls, attr) in UNARY.items():
             fn = getattr(self.core, attr)
-            wrap = self._aio_unary if aio else self._sync_unary
+            handler = aio_handlers[name] if aio else self._sync_unary(name, fn, request_cls.DESCRIPTOR.name)
             handlers[name] = grpc.unary_unary_rpc_method_handler(
-                wrap(name, fn, request_cls.DESCRIPTOR.name),
+                handler,
                 request_deserializer=safe_deserializer(request_cls),
                 response_serializer=serializer(response_cls),
             )
-        stream = self._aio_stream(STREAM) if aio else self._sync_stream(STREAM)
+        stream = aio_handlers[STREAM] if aio else self._sync_stream(STREAM)
         handlers[STREAM] = grpc.stream_stream_rpc_method_handler(
             stream,
             request_deserializer=safe_deserializer(api.PlayStreamRequest),
             response_serializer=serializer(api.PlayStreamResponse),
         )
         return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
-
 
 class ServiceCore(Core):
     """The real core plus the stream session factory the hosting needs."""

@@ -161,6 +161,28 @@ def port(text: str) -> int:
     return _whole(text, 0, 65535, "a port number (0-65535)")
 
 
+def web_origin(text: str) -> str:
+    """An origin a browser sends (``https://cards.example``, ``http://localhost:5173``): a scheme, a
+    host and maybe a port, nothing after; a page's URL or a path would never match one."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") or parts.query:
+        refuse(
+            text, "an origin: http:// or https://, a host and maybe a :port, nothing after (e.g. https://cards.example)"
+        )
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def web_origins_from_env(variable: str) -> tuple[str, ...]:
+    """The origins of a comma-separated environment variable, each checked as ``--web-origin`` is."""
+    text = os.environ.get(variable, "")
+    try:
+        return tuple(web_origin(item) for item in text.split(",") if item.strip())
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"the environment variable {variable}: {exc}") from None
+
+
 def positive_int(text: str) -> int:
     return _whole(text, 1, None, "a whole number of at least 1")
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+RUN_WEB_PORT = 8080
+"""``bigtwo run``'s browser port unless --web-port or BIGTWO_WEB_PORT says otherwise."""
+
 BANNER = """\
 Big Two rules service on {host}:{port} (gRPC, bigtwo.v1.BigTwoService){metrics}
-
+{web}
   In another terminal, in this folder, activate the environment once:
       source .venv/bin/activate
   then play a game against bots:
@@ -23,6 +26,8 @@ Ctrl-C stops the service. Its log follows (one JSON line per call).
 
 
 def run_main(args: argparse.Namespace) -> int:
+    from bigtwo.service.server import BoundPorts
+
     from . import serve_cmd as server
     from .arguments import port_free
     from .errors import CommandError
@@ -34,8 +39,13 @@ def run_main(args: argparse.Namespace) -> int:
         )
     metrics = f"; metrics on http://{args.host}:{args.metrics_port}/metrics" if args.metrics_port else ""
 
-    def banner(port: int) -> None:  # the port bound: with --port 0, the one the system chose
-        print(BANNER.format(host=args.host, port=port, metrics=metrics), flush=True)
+    def banner(ports: BoundPorts) -> None:  # the ports bound: a port given as 0 is the one chosen
+        web = (
+            f"Play in a browser: http://{args.host}:{ports.web}/ (Connect and gRPC-Web on the same port)\n"
+            if ports.web is not None
+            else ""
+        )
+        print(BANNER.format(host=args.host, port=ports.grpc, metrics=metrics, web=web), flush=True)
 
     return server.serve_main(args, on_bound=banner)
 
@@ -47,8 +57,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "run",
         help="start the service on 127.0.0.1:50051 and say what to type next",
         description="Start the Big Two service in the foreground (what make run does) and print the next "
-        "command to type. Takes every flag of bigtwo serve.",
+        "command to type. Takes every flag of bigtwo serve; the browser table is on --web-port "
+        f"(default {RUN_WEB_PORT} here; 0 for any free port).",
     )
     server.add_arguments(parser)
+    if parser.get_default("web_port") is None:  # a newcomer gets the browser table too
+        parser.set_defaults(web_port=RUN_WEB_PORT)
     parser.set_defaults(func=run_main)
     return parser

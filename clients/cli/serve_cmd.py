@@ -11,7 +11,7 @@ from typing import Any
 
 from bigtwo.service.keys import KeyConfigError, load_keys
 from bigtwo.service.offload import KINDS
-from bigtwo.service.server import MODES, ServerConfig, run_one, run_workers
+from bigtwo.service.server import MODES, BoundPorts, ServerConfig, run_one, run_workers
 from bigtwo.service.servicer import AUTH_TOKEN_RULE, valid_auth_token
 from bigtwo.service.telemetry import configure_logging, logger, start_metrics_server
 
@@ -33,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         port,
         positive_int,
         readable_file,
+        web_origin,
     )
 
     d = ServerConfig()
@@ -53,6 +54,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=port,
         default=env_default("BIGTWO_METRICS_PORT", d.metrics_port),
         help="Prometheus /metrics port, 0 for none (env BIGTWO_METRICS_PORT; default %(default)s)",
+    )
+    add(
+        "--web-port",
+        type=port,
+        default=env_default("BIGTWO_WEB_PORT", d.web_port),
+        help="also answer the API as Connect and gRPC-Web for browsers, and serve the browser table, on "
+        "this port; 0 for any free one (env BIGTWO_WEB_PORT; default off)",
+    )
+    add(
+        "--web-origin",
+        dest="web_origins",
+        type=web_origin,
+        action="append",
+        default=None,
+        help="an origin whose pages may call the browser port (CORS), e.g. https://cards.example; "
+        "repeat for more (env BIGTWO_WEB_ORIGINS, comma-separated; default none: only the table served "
+        "on that port)",
     )
     add(
         "--workers",
@@ -166,8 +184,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
+    from bigtwo.cli.arguments import web_origins_from_env
+
     names = ServerConfig.__dataclass_fields__
-    return ServerConfig(**{name: getattr(args, name) for name in names if hasattr(args, name)})
+    values = {name: getattr(args, name) for name in names if hasattr(args, name)}
+    origins = values.get("web_origins")
+    values["web_origins"] = tuple(origins) if origins is not None else web_origins_from_env("BIGTWO_WEB_ORIGINS")
+    return ServerConfig(**values)
 
 
 def _check_tls(cfg: ServerConfig) -> None:
@@ -186,7 +209,7 @@ def _taken_ports(cfg: ServerConfig) -> list[tuple[str, int]]:
 
     return [
         (flag, number)
-        for flag, number in (("--port", cfg.port), ("--metrics-port", cfg.metrics_port))
+        for flag, number in (("--port", cfg.port), ("--metrics-port", cfg.metrics_port), ("--web-port", cfg.web_port))
         if number and (cfg.workers == 1 or flag == "--metrics-port") and not port_free(cfg.host, number)
     ]
 
@@ -201,6 +224,8 @@ def check_arguments(cfg: ServerConfig) -> None:
     _check_tls(cfg)
     if cfg.workers > 1 and cfg.port == 0:
         raise UsageError("--workers needs a fixed --port (the processes share it).")
+    if cfg.workers > 1 and cfg.web_port == 0:
+        raise UsageError("--workers needs a fixed --web-port (the processes share it).")
     if cfg.auth_token is not None and not valid_auth_token(cfg.auth_token):
         raise UsageError(f"--auth-token (or BIGTWO_AUTH_TOKEN): {AUTH_TOKEN_RULE}")
     try:
@@ -216,14 +241,14 @@ def check_arguments(cfg: ServerConfig) -> None:
         )
 
 
-def serve_main(args: argparse.Namespace, on_bound: Callable[[int], None] | None = None) -> int:
-    """Serve until SIGTERM; ``on_bound`` is told the port served on once it is bound."""
+def serve_main(args: argparse.Namespace, on_bound: Callable[[BoundPorts], None] | None = None) -> int:
+    """Serve until SIGTERM; ``on_bound`` is told the ports served on once they are bound."""
     cfg = config_from_args(args)
     check_arguments(cfg)
     configure_logging(cfg.log_level)
     if cfg.workers > 1:
-        if on_bound is not None:  # the workers share a fixed --port
-            on_bound(cfg.port)
+        if on_bound is not None:  # the workers share a fixed --port (and --web-port)
+            on_bound(BoundPorts(cfg.port, cfg.web_port))
         return run_workers(cfg)
     if cfg.metrics_port:
         try:

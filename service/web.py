@@ -1,0 +1,408 @@
+"""The API for browsers: Connect and gRPC-Web (HTTP/1.1 and HTTP/2, binary and JSON) on a second port,
+answered by the very handlers of the gRPC port.
+
+Browsers cannot speak gRPC (they cannot read HTTP/2 trailers), so ``bigtwo serve --web-port PORT``
+also serves the API through `connectrpc <https://github.com/connectrpc/connect-py>`_, the Connect
+project's own Python server (conformance-tested; it speaks Connect, gRPC-Web and gRPC), as an ASGI
+application run by Hypercorn. Each call goes to :class:`~bigtwo.service.servicer.Hosting`'s aio
+handler for its method, the same function the gRPC port calls, through :class:`WebCallContext`, which
+gives it the headers, the deadline and the way to end the call with a status. So the bearer token,
+the request id, the limits, the metrics, the log line and the error mapping
+(:func:`~bigtwo.service.errors.to_rpc_status`) are those of a gRPC call; only the framing differs.
+The status's code, message and google.rpc details become a Connect error with the same details.
+
+Beside the API, the port serves the browser table's files (:mod:`bigtwo.service.table`) at ``/``,
+and CORS answers only the origins given with ``--web-origin``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import grpc
+from bigtwo.v1 import service_pb2 as api
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError, ErrorDetail
+from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
+from connectrpc.request import RequestContext
+from connectrpc.server import ConnectASGIApplication, Endpoint
+from google.protobuf import json_format
+from google.rpc import status_pb2
+from protobuf.wkt import Any as WireAny
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+
+from .callscope import STREAM, Undecodable, safe_deserializer, serializer
+from .servicer import SERVICE_NAME, UNARY, Hosting
+from .telemetry import CALLS
+
+STATUS_DETAILS_KEY = "grpc-status-details-bin"
+CONNECT_CODES: Mapping[grpc.StatusCode, Code] = {
+    grpc.StatusCode.CANCELLED: Code.CANCELED,
+    **{status: Code[status.name] for status in grpc.StatusCode if status.name in Code.__members__},
+}
+"""gRPC's codes and Connect's are the same sixteen (Connect spells CANCELED with one L)."""
+
+ALLOWED_HEADERS = (
+    "authorization",
+    "x-request-id",
+    "content-type",
+    "connect-protocol-version",
+    "connect-timeout-ms",
+    "connect-accept-encoding",
+    "connect-content-encoding",
+    "grpc-timeout",
+    "x-grpc-web",
+    "x-user-agent",
+)
+"""Request headers a browser page may send from an allowed origin: the API's own and the protocols'."""
+EXPOSED_HEADERS = ("grpc-status", "grpc-message", "grpc-status-details-bin", "x-request-id")
+"""Response headers a page may read: gRPC-Web's status travels in them when an error comes early."""
+
+
+# -- messages --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SerializedAnswer:
+    """An answer the handler serialized once (:mod:`bigtwo.service.wire`): binary sends its bytes
+    as they are; JSON parses them with their class."""
+
+    data: bytes
+    message_class: Any
+
+
+class BinaryCodec:
+    """Protobuf binary, encoded as on the gRPC port: deterministically, or passed through when a
+    handler answers with bytes already serialized (:mod:`bigtwo.service.wire`); bytes that are no
+    message reach the handler as :class:`~bigtwo.service.callscope.Undecodable`."""
+
+    def name(self) -> str:
+        return "proto"
+
+    def encode(self, message: Any) -> bytes:
+        if isinstance(message, SerializedAnswer):
+            return message.data
+        encoded: bytes = serializer(None)(message)
+        return encoded
+
+    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
+        return safe_deserializer(message_class)(bytes(data))
+
+
+class JsonCodec:
+    """Protobuf's canonical JSON mapping (bytes fields in base64, so a state token travels as text).
+    Keys are sorted, so an answer is the same text on every replica; unknown fields are ignored,
+    as the binary format keeps them without reading them."""
+
+    def name(self) -> str:
+        return "json"
+
+    def encode(self, message: Any) -> bytes:
+        if isinstance(message, SerializedAnswer):
+            message = message.message_class.FromString(message.data)
+        return json_format.MessageToJson(message, indent=None, sort_keys=True).encode()
+
+    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
+        parse = _json_parser(message_class)
+        return parse(bytes(data))
+
+
+def _json_parser(message_class: type[Any]) -> Callable[[bytes], Any]:
+    def parse(data: bytes) -> Any:
+        message = message_class()
+        json_format.Parse(data, message, ignore_unknown_fields=True)
+        return message
+
+    def never_raises(data: bytes) -> Any:
+        return _decode_or_undecodable(parse, data)
+
+    return never_raises
+
+
+def _decode_or_undecodable(parse: Callable[[bytes], Any], data: bytes) -> Any:
+    try:
+        return parse(data)
+    except Exception as exc:  # a hostile body of any shape is a refusal, never a crash
+        return Undecodable(f"{type(exc).__name__}: {exc}"[:200])
+
+
+# -- one call --------------------------------------------------------------------------------------
+
+
+class WebCallContext:
+    """What the handlers read of a gRPC call's context, for a Connect or gRPC-Web call.
+
+    Only the methods :class:`~bigtwo.service.callscope.CallScope` and the aio handlers use:
+    metadata, deadline, liveness, and the two ways a call ends with a status (``abort`` for a
+    unary call, ``set_code``/``set_details``/``set_trailing_metadata`` for a stream)."""
+
+    __slots__ = ("_context", "code", "details", "trailing_metadata")
+
+    def __init__(self, context: RequestContext[Any, Any]) -> None:
+        self._context = context
+        self.code = grpc.StatusCode.OK
+        self.details = ""
+        self.trailing_metadata: Sequence[tuple[str, str | bytes]] = ()
+
+    def invocation_metadata(self) -> list[tuple[str, str]]:
+        headers = self._context.request_headers
+        return [(key, value) for key in ("authorization", "x-request-id") for value in headers.getall(key)]
+
+    def time_remaining(self) -> float | None:
+        remaining = self._context.timeout_ms
+        return None if remaining is None else max(0.0, remaining / 1000)
+
+    def is_active(self) -> bool:
+        return True
+
+    def cancelled(self) -> bool:
+        return False
+
+    async def abort(self, code: grpc.StatusCode, details: str, trailing_metadata: Any = ()) -> None:
+        raise connect_error(code, details, trailing_metadata)
+
+    def set_code(self, code: grpc.StatusCode) -> None:
+        self.code = code
+
+    def set_details(self, details: str) -> None:
+        self.details = details
+
+    def set_trailing_metadata(self, trailing_metadata: Sequence[tuple[str, str | bytes]]) -> None:
+        self.trailing_metadata = trailing_metadata
+
+    def raise_status(self) -> None:
+        """After a stream's last answer: the status it was ended with, if not OK."""
+        if self.code is not grpc.StatusCode.OK:
+            raise connect_error(self.code, self.details, self.trailing_metadata)
+
+
+def connect_error(code: grpc.StatusCode, details: str, trailing_metadata: Any) -> ConnectError:
+    """A status as :func:`~bigtwo.service.errors.to_rpc_status` made it, as a Connect error: the
+    same code, message and google.rpc details (ErrorInfo, BadRequest)."""
+    wire_details: list[ErrorDetail] = []
+    for key, value in trailing_metadata or ():
+        if key == STATUS_DETAILS_KEY:
+            status = status_pb2.Status.FromString(value)
+            wire_details = [ErrorDetail(WireAny(type_url=item.type_url, value=item.value)) for item in status.details]
+    return ConnectError(CONNECT_CODES.get(code, Code.UNKNOWN), details, wire_details)
+
+
+# -- the endpoints ---------------------------------------------------------------------------------
+
+
+def _method(name: str, request_cls: Any, response_cls: Any, stream: StreamType) -> MethodInfo[Any, Any]:
+    return MethodInfo(
+        name=name,
+        service_name=SERVICE_NAME,
+        input=request_cls,
+        output=response_cls,
+        idempotency_level=IdempotencyLevel.UNKNOWN,
+        stream_type=stream,
+    )
+
+
+class WebGate:
+    """The drain, as the gRPC port's :class:`~bigtwo.service.server.DrainGate` has it: once set,
+    new calls are refused UNAVAILABLE (never started, so safe to retry on another replica)."""
+
+    def __init__(self, message: str) -> None:
+        self.draining = False
+        self.message = message
+
+    def check(self, method: str) -> None:
+        if self.draining:
+            CALLS.labels(method, "UNAVAILABLE").inc()
+            raise ConnectError(Code.UNAVAILABLE, self.message)
+
+
+def endpoints(hosting: Hosting, gate: WebGate) -> dict[str, Any]:
+    """``/bigtwo.v1.BigTwoService/<Method>`` -> the endpoint calling that method's aio handler."""
+    handlers = hosting.aio_handlers()
+    table: dict[str, Any] = {}
+    for name, (request_cls, response_cls, _) in UNARY.items():
+        info = _method(name, request_cls, response_cls, StreamType.UNARY)
+        table[f"/{SERVICE_NAME}/{name}"] = Endpoint.unary(info, _unary(name, handlers[name], response_cls, gate))
+    stream_info = _method(STREAM, api.PlayStreamRequest, api.PlayStreamResponse, StreamType.BIDI_STREAM)
+    table[f"/{SERVICE_NAME}/{STREAM}"] = Endpoint.bidi_stream(stream_info, _stream(handlers[STREAM], gate))
+    return table
+
+
+def _unary(
+    name: str, handler: Callable[..., Any], response_cls: Any, gate: WebGate
+) -> Callable[[Any, RequestContext[Any, Any]], Any]:
+    async def call(request: Any, context: RequestContext[Any, Any]) -> Any:
+        gate.check(name)
+        answer = await handler(request, WebCallContext(context))
+        return SerializedAnswer(answer, response_cls) if answer.__class__ is bytes else answer
+
+    return call
+
+
+def _stream(
+    handler: Callable[..., AsyncIterator[Any]], gate: WebGate
+) -> Callable[[AsyncIterator[Any], RequestContext[Any, Any]], AsyncIterator[Any]]:
+    async def call(requests: AsyncIterator[Any], context: RequestContext[Any, Any]) -> AsyncIterator[Any]:
+        gate.check(STREAM)
+        web_context = WebCallContext(context)
+        async for answer in handler(requests, web_context):
+            yield SerializedAnswer(answer, api.PlayStreamResponse) if answer.__class__ is bytes else answer
+        web_context.raise_status()
+
+    return call
+
+
+class _ApiApplication(ConnectASGIApplication[Hosting]):
+    @property
+    def path(self) -> str:
+        return f"/{SERVICE_NAME}"
+
+
+# -- the application and its server ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WebConfig:
+    """The browser port of one server process."""
+
+    host: str
+    port: int
+    origins: tuple[str, ...] = ()
+    """Origins whose pages may call the API (CORS); the table served on this port needs none."""
+    max_message_bytes: int = 1 << 20
+
+
+def application(hosting: Hosting, gate: WebGate, config: WebConfig) -> Starlette:
+    """The ASGI application: the API under ``/bigtwo.v1.BigTwoService/`` and the table at ``/``."""
+    api_app = _ApiApplication(
+        service=hosting,
+        endpoints=lambda host: endpoints(host, gate),
+        read_max_bytes=config.max_message_bytes,
+        codecs=[BinaryCodec(), JsonCodec()],
+    )
+    table = StaticFiles(directory=str(resources.files("bigtwo.service") / "table"), html=True)
+    middleware = []
+    if config.origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(config.origins),
+                allow_methods=["POST", "GET"],
+                allow_headers=list(ALLOWED_HEADERS),
+                expose_headers=list(EXPOSED_HEADERS),
+                max_age=600,
+            )
+        )
+    return Starlette(routes=[Mount(f"/{SERVICE_NAME}", app=api_app), Mount("/", app=table)], middleware=middleware)
+
+
+def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """The browser port's listening socket, bound before the server announces itself (``--web-port 0``:
+    one the system chose); shared by ``--workers`` processes as their gRPC port is (SO_REUSEPORT)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve(app: Starlette, sock: socket.socket, stopped: asyncio.Event) -> None:
+    """Run Hypercorn on ``sock`` (HTTP/1.1, and HTTP/2 with prior knowledge or upgrade) until
+    ``stopped`` is set."""
+    from hypercorn.asyncio import serve as hypercorn_serve
+    from hypercorn.config import Config
+
+    config = Config()
+    # Hypercorn closes the socket it is given when it stops: it gets a duplicate, the port keeps ``sock``.
+    config.bind = [f"fd://{os.dup(sock.fileno())}"]
+    config.accesslog = None
+    config.errorlog = None
+    config.keep_alive_timeout = 30
+    config.read_timeout = 60
+    config.graceful_timeout = 1
+    await hypercorn_serve(app, config, shutdown_trigger=stopped.wait, mode="asgi")  # type: ignore[arg-type]
+
+
+class WebPort:
+    """The browser port of one server process, beside its gRPC port: bound at once, served on the
+    event loop of the aio server (:meth:`start`) or on a loop of its own beside the sync server
+    (:meth:`start_thread`), drained and stopped with it."""
+
+    def __init__(self, hosting: Hosting, config: WebConfig, *, draining_message: str, reuse_port: bool) -> None:
+        self.config = config
+        self.gate = WebGate(draining_message)
+        self.sock = bind_socket(config.host, config.port, reuse_port=reuse_port)
+        self.app = application(hosting, self.gate, config)
+        self.port = int(self.sock.getsockname()[1])
+        self._stopped: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def start(self) -> None:
+        self._stopped = asyncio.Event()
+        self._task = asyncio.create_task(serve(self.app, self.sock, self._stopped))
+
+    def start_thread(self) -> None:
+        ready = threading.Event()
+
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            await self.start()
+            ready.set()
+            if self._task is not None:
+                await self._task
+
+        self._thread = threading.Thread(target=asyncio.run, args=(main(),), name="bigtwo-web", daemon=True)
+        self._thread.start()
+        ready.wait()
+
+    def drain(self) -> None:
+        """New calls are refused UNAVAILABLE from now on; the table's files are still served."""
+        self.gate.draining = True
+
+    async def stop(self) -> None:
+        if self._stopped is not None and self._task is not None:
+            self._stopped.set()
+            await self._task
+        self.sock.close()
+
+    def stop_thread(self) -> None:
+        if self._loop is not None and self._stopped is not None:
+            self._loop.call_soon_threadsafe(self._stopped.set)
+        if self._thread is not None:
+            self._thread.join(10)
+        self.sock.close()
+
+
+__all__ = [
+    "ALLOWED_HEADERS",
+    "CONNECT_CODES",
+    "EXPOSED_HEADERS",
+    "BinaryCodec",
+    "JsonCodec",
+    "SerializedAnswer",
+    "WebCallContext",
+    "WebConfig",
+    "WebGate",
+    "WebPort",
+    "application",
+    "bind_socket",
+    "connect_error",
+    "endpoints",
+    "serve",
+]

@@ -1,0 +1,339 @@
+"""The browser port (``bigtwo serve --web-port``): Connect and gRPC-Web, over HTTP/1.1 and HTTP/2, in
+binary and JSON, answered by the gRPC port's handlers: the same answers, errors (status and details),
+auth, metrics and logs as a gRPC call. Tested from outside with the Connect project's own Python
+client (connectrpc over pyqwest) and stock gRPC, knowing only proto/ (the generated classes)."""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
+from connectrpc.client import ConnectClientSync
+from connectrpc.code import Code
+from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
+from connectrpc.errors import ConnectError
+from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
+from connectrpc.protocol import ProtocolType
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+from pyqwest import HTTPVersion, SyncClient, SyncHTTPTransport
+
+from tests.service_support import CODE, ServerProcess, free_port
+
+SERVICE = "bigtwo.v1.BigTwoService"
+CLASSIC = pb.Ruleset(preset="classic")
+TOKEN = "web-port-test-token-0123456789"
+
+
+class RawCodec:
+    """Binary protobuf that hands back the answer's bytes as they came, to compare them exactly."""
+
+    def name(self) -> str:
+        return "proto"
+
+    def encode(self, message: Any) -> bytes:
+        return bytes(message.SerializeToString(deterministic=True))
+
+    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> bytes:
+        return bytes(data)
+
+
+def method(name: str, request: type[Any], response: type[Any], stream: StreamType = StreamType.UNARY) -> Any:
+    return MethodInfo(
+        name=name,
+        service_name=SERVICE,
+        input=request,
+        output=response,
+        idempotency_level=IdempotencyLevel.UNKNOWN,
+        stream_type=stream,
+    )
+
+
+DEAL = method("Deal", api.DealRequest, api.DealResponse)
+LEGAL = method("LegalMoves", api.LegalMovesRequest, api.LegalMovesResponse)
+DESCRIBE = method("DescribeRuleset", api.DescribeRulesetRequest, api.DescribeRulesetResponse)
+APPLY = method("ApplyMove", api.ApplyMoveRequest, api.ApplyMoveResponse)
+STREAM = method("PlayStream", api.PlayStreamRequest, api.PlayStreamResponse, StreamType.BIDI_STREAM)
+
+# (protocol, HTTP version, codec): every way a browser or a Connect client may call.
+WAYS = [
+    (ProtocolType.CONNECT, HTTPVersion.HTTP1, "binary"),
+    (ProtocolType.CONNECT, HTTPVersion.HTTP1, "json"),
+    (ProtocolType.CONNECT, HTTPVersion.HTTP2, "binary"),
+    (ProtocolType.GRPC_WEB, HTTPVersion.HTTP1, "binary"),
+    (ProtocolType.GRPC_WEB, HTTPVersion.HTTP2, "binary"),
+    (ProtocolType.GRPC_WEB, HTTPVersion.HTTP1, "json"),
+]
+
+
+def version_name(version: Any) -> str:
+    return "h2" if version == HTTPVersion.HTTP2 else "h1"
+
+
+def way_id(way: tuple[ProtocolType, HTTPVersion, str]) -> str:
+    protocol, version, codec = way
+    return f"{protocol.name.lower()}-{version_name(version)}-{codec}"
+
+
+class Web:
+    """Connect clients of one server's browser port."""
+
+    def __init__(self, port: int) -> None:
+        self.base = f"http://127.0.0.1:{port}"
+        # pyqwest's versions are not hashable: keyed by name
+        self.http = {
+            version_name(version): SyncClient(SyncHTTPTransport(http_version=version))
+            for version in (HTTPVersion.HTTP1, HTTPVersion.HTTP2)
+        }
+
+    def client(self, protocol: ProtocolType, version: Any, codec: Any) -> ConnectClientSync:
+        return ConnectClientSync(
+            self.base,
+            codec=codec,
+            protocol=protocol,
+            http_client=self.http[version_name(version)],
+            send_compression=None,
+        )
+
+    def way(self, way: tuple[ProtocolType, HTTPVersion, str]) -> ConnectClientSync:
+        protocol, version, codec = way
+        chosen = google_protobuf_json_codec() if codec == "json" else google_protobuf_binary_codec()
+        return self.client(protocol, version, chosen)
+
+    def raw(self, protocol: ProtocolType, version: Any = HTTPVersion.HTTP1) -> ConnectClientSync:
+        return self.client(protocol, version, RawCodec())
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    tmp = tmp_path_factory.mktemp("web")
+    process = ServerProcess(tmp, "--web-port", str(free_port()), "--web-origin", "https://cards.example")
+    yield process
+    process.stop()
+
+
+def web_port(server: ServerProcess) -> int:
+    args = server.process.args
+    assert isinstance(args, list)
+    return int(args[args.index("--web-port") + 1])
+
+
+@pytest.fixture(scope="module")
+def web(server: ServerProcess) -> Web:
+    return Web(web_port(server))
+
+
+@pytest.fixture(scope="module")
+def channel(server: ServerProcess) -> Iterator[grpc.Channel]:
+    with grpc.insecure_channel(server.target) as chan:
+        yield chan
+
+
+def native_raw(channel: grpc.Channel, name: str, request: Any) -> bytes:
+    call = channel.unary_unary(f"/{SERVICE}/{name}", request_serializer=lambda m: m.SerializeToString())
+    answer: bytes = call(request, timeout=30)
+    return answer
+
+
+def dealt(channel: grpc.Channel) -> api.DealResponse:
+    request = api.DealRequest(ruleset=CLASSIC, deal_code=CODE, view_seat=0)
+    return api.DealResponse.FromString(native_raw(channel, "Deal", request))
+
+
+@pytest.mark.parametrize("way", WAYS, ids=way_id)
+def test_every_way_reads_the_same_answers(web: Web, channel: grpc.Channel, way: Any) -> None:
+    """A seat's deal, its legal moves and a ruleset read the same over every protocol, version and
+    codec as over gRPC (tokens aside: each is freshly encrypted)."""
+    client = web.way(way)
+    request = api.DealRequest(ruleset=CLASSIC, deal_code=CODE, view_seat=0)
+    over_web = client.execute_unary(request=request, method=DEAL)
+    native = dealt(channel)
+    for answer in (over_web, native):
+        answer.ClearField("state_token")
+        answer.ClearField("seat_token")
+    assert over_web == native
+    token = dealt(channel).state_token
+    legal = api.LegalMovesRequest(game=pb.Game(state_token=token))
+    assert client.execute_unary(request=legal, method=LEGAL) == api.LegalMovesResponse.FromString(
+        native_raw(channel, "LegalMoves", legal)
+    )
+    describe = api.DescribeRulesetRequest(ruleset=pb.Ruleset(preset="hong-kong"))
+    assert client.execute_unary(request=describe, method=DESCRIBE) == api.DescribeRulesetResponse.FromString(
+        native_raw(channel, "DescribeRuleset", describe)
+    )
+
+
+@pytest.mark.parametrize("protocol", [ProtocolType.CONNECT, ProtocolType.GRPC_WEB], ids=lambda p: p.name)
+def test_binary_answers_are_the_grpc_ports_bytes(web: Web, channel: grpc.Channel, protocol: ProtocolType) -> None:
+    """Encoded once, deterministically, on both ports: the same bytes, not just the same message."""
+    token = dealt(channel).state_token
+    legal = api.LegalMovesRequest(game=pb.Game(state_token=token))
+    describe = api.DescribeRulesetRequest(ruleset=pb.Ruleset(preset="pusoy-dos"))
+    client = web.raw(protocol)
+    assert client.execute_unary(request=legal, method=LEGAL) == native_raw(channel, "LegalMoves", legal)
+    assert client.execute_unary(request=describe, method=DESCRIBE) == native_raw(channel, "DescribeRuleset", describe)
+
+
+def native_error(channel: grpc.Channel, name: str, request: Any) -> tuple[str, str, list[tuple[str, bytes]]]:
+    with pytest.raises(grpc.RpcError) as caught:
+        native_raw(channel, name, request)
+    status = rpc_status.from_call(caught.value)  # type: ignore[arg-type]
+    assert status is not None
+    details = [(d.type_url.rsplit("/", 1)[-1], d.value) for d in status.details]
+    return caught.value.code().name, status.message, details
+
+
+def web_error(client: ConnectClientSync, info: Any, request: Any) -> tuple[str, str, list[tuple[str, bytes]]]:
+    with pytest.raises(ConnectError) as caught:
+        client.execute_unary(request=request, method=info)
+    error = caught.value
+    code = "CANCELLED" if error.code is Code.CANCELED else error.code.name
+    return code, error.message, [(d.type_name, d.message_bytes) for d in error.details]
+
+
+@pytest.mark.parametrize("way", WAYS, ids=way_id)
+def test_errors_carry_the_same_status_and_details(web: Web, channel: grpc.Channel, way: Any) -> None:
+    client = web.way(way)
+    bad_code = api.DealRequest(ruleset=CLASSIC, deal_code="ZZZ")
+    code, message, details = web_error(client, DEAL, bad_code)
+    assert (code, message, details) == native_error(channel, "Deal", bad_code)
+    assert code == "INVALID_ARGUMENT" and "deal_code" in message
+    violations = error_details_pb2.BadRequest.FromString(dict(details)["google.rpc.BadRequest"]).field_violations
+    assert [v.field for v in violations] == ["deal_code"]
+    token = dealt(channel).state_token
+    out_of_turn = api.ApplyMoveRequest(game=pb.Game(state_token=token[:-3] + b"xyz"), move=pb.Move(index=0, text="3D"))
+    assert web_error(client, APPLY, out_of_turn) == native_error(channel, "ApplyMove", out_of_turn)
+
+
+def post(url: str, body: bytes, headers: dict[str, str], method: str = "POST") -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, data=body if method == "POST" else None, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, {k.lower(): v for k, v in error.headers.items()}, error.read()
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("application/json", b"{not json"),
+        ("application/json", b"[" * 100_000),
+        ("application/json", b'{"dealCode": 12}'),
+        ("application/proto", b"\xff\xff\xff\xff"),
+        ("application/grpc-web+proto", b"\x00\x00\x00\x00\x05\xff\xff\xff\xff\xff"),
+        ("application/grpc-web+proto", b"\x00\xff\xff\xff\xff"),
+        ("text/plain", b"hello"),
+    ],
+)
+def test_hostile_bodies_are_refused_and_the_port_goes_on(
+    web: Web, server: ServerProcess, content_type: str, body: bytes
+) -> None:
+    status, headers, answer = post(f"{web.base}/{SERVICE}/Deal", body, {"content-type": content_type})
+    if content_type.startswith("application/grpc-web"):
+        assert (status == 200 and headers.get("grpc-status") not in (None, "0", "2", "13")) or b"grpc-status:" in answer
+        assert b"grpc-status:0" not in answer.replace(b" ", b"")
+    else:
+        assert 400 <= status < 500, (status, answer[:200])
+    assert "Traceback" not in server.log()
+    ok = web.way(WAYS[0]).execute_unary(request=api.DealRequest(ruleset=CLASSIC, deal_code=CODE), method=DEAL)
+    assert ok.table.players == 4
+
+
+def test_a_body_over_the_message_limit_is_refused(web: Web) -> None:
+    body = b"\x00" * ((1 << 20) + 1024)
+    status, _, answer = post(f"{web.base}/{SERVICE}/Deal", body, {"content-type": "application/proto"})
+    assert (status in (400, 413, 429) and b"resource_exhausted" in answer) or status == 413
+
+
+def test_a_game_over_a_connect_stream(web: Web) -> None:
+    """PlayStream, bidirectional, over Connect on HTTP/2: a seat's view, moves accepted and refused."""
+    client = web.client(ProtocolType.CONNECT, HTTPVersion.HTTP2, google_protobuf_binary_codec())
+    log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE)
+    opened_request = api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=log), view_seat=0))
+    first = list(client.execute_bidi_stream(request=iter([opened_request]), method=STREAM))
+    assert len(first) == 1 and first[0].opened.view.seat == 0
+    leader = first[0].opened.table.to_act
+    opening = first[0].opened.table.opening_card
+    messages = [
+        opened_request,
+        api.PlayStreamRequest(move=api.StreamMove(move=pb.Move(index=0, seat=leader, text="pass"))),
+        api.PlayStreamRequest(move=api.StreamMove(move=pb.Move(index=0, seat=leader, text=opening))),
+    ]
+    answers = list(client.execute_bidi_stream(request=iter(messages), method=STREAM))
+    assert [a.WhichOneof("message") for a in answers] == ["opened", "move_result", "move_result"]
+    refused, accepted = answers[1].move_result, answers[2].move_result
+    assert not refused.outcome.accepted and refused.outcome.refusal.message
+    assert accepted.outcome.accepted and accepted.table.moves_made == 1
+
+
+def test_a_stream_error_ends_with_the_status(web: Web) -> None:
+    client = web.client(ProtocolType.CONNECT, HTTPVersion.HTTP2, google_protobuf_binary_codec())
+    bad = api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(state_token=b"nonsense")))
+    with pytest.raises(ConnectError) as caught:
+        list(client.execute_bidi_stream(request=iter([bad]), method=STREAM))
+    assert caught.value.code is Code.INVALID_ARGUMENT
+    assert any(d.type_name == "google.rpc.ErrorInfo" for d in caught.value.details)
+
+
+def metric(server: ServerProcess, line_start: str) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=30) as response:
+        text = response.read().decode()
+    for line in text.splitlines():
+        if line.startswith(line_start):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_web_calls_are_counted_and_logged_as_grpc_calls(web: Web, server: ServerProcess) -> None:
+    series = 'bigtwo_rpc_calls_total{code="OK",method="DescribeRuleset"}'
+    before = metric(server, series)
+    client = web.way(WAYS[1])
+    for _ in range(3):
+        client.execute_unary(request=api.DescribeRulesetRequest(ruleset=CLASSIC), method=DESCRIBE)
+    assert metric(server, series) == before + 3
+    headers = {"x-request-id": "web-request-42"}
+    client.execute_unary(request=api.DescribeRulesetRequest(ruleset=CLASSIC), method=DESCRIBE, headers=headers)
+    assert '"request_id": "web-request-42"' in server.log()
+
+
+def test_cors_answers_only_the_allowed_origins(web: Web) -> None:
+    url = f"{web.base}/{SERVICE}/Deal"
+    ask = {"access-control-request-method": "POST", "access-control-request-headers": "content-type,authorization"}
+    status, headers, _ = post(url, b"", {**ask, "origin": "https://cards.example"}, method="OPTIONS")
+    assert status == 200 and headers["access-control-allow-origin"] == "https://cards.example"
+    assert "authorization" in headers["access-control-allow-headers"].lower()
+    status, headers, _ = post(url, b"", {**ask, "origin": "https://evil.example"}, method="OPTIONS")
+    assert status == 400 and "access-control-allow-origin" not in headers
+
+
+def test_the_table_is_served_at_the_root(web: Web) -> None:
+    status, headers, page = post(f"{web.base}/", b"", {}, method="GET")
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    assert b"<title>" in page
+
+
+def test_auth_and_sync_mode(tmp_path: Path) -> None:
+    """A server asking for a bearer token asks it on the browser port too, the same way; and the port
+    works beside the sync server (on a loop of its own)."""
+    port = free_port()
+    process = ServerProcess(tmp_path, "--mode", "sync", "--auth-token", TOKEN, "--web-port", str(port), metrics=False)
+    try:
+        client = Web(port).way(WAYS[0])
+        request = api.DealRequest(ruleset=CLASSIC, deal_code=CODE)
+        for headers in ({}, {"authorization": "Bearer wrong-token-0123456789"}):
+            with pytest.raises(ConnectError) as caught:
+                client.execute_unary(request=request, method=DEAL, headers=headers)
+            assert caught.value.code is Code.UNAUTHENTICATED
+        answer = client.execute_unary(request=request, method=DEAL, headers={"authorization": f"Bearer {TOKEN}"})
+        assert answer.table.players == 4
+    finally:
+        assert process.stop() == 0
+    assert '"web_port": ' + str(port) in process.log_path.read_text()
