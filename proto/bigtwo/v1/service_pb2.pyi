@@ -67,18 +67,20 @@ class DescribeRulesetResponse(_message.Message):
     def __init__(self, ruleset: _Optional[_Union[_types_pb2.Ruleset, _Mapping]] = ..., overrides: _Optional[_Mapping[str, str]] = ..., fingerprint: _Optional[str] = ..., description: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DealRequest(_message.Message):
-    __slots__ = ("ruleset", "deal_code", "explicit_deal", "context", "view_seat")
+    __slots__ = ("ruleset", "deal_code", "explicit_deal", "context", "view_seat", "bot_seats")
     RULESET_FIELD_NUMBER: _ClassVar[int]
     DEAL_CODE_FIELD_NUMBER: _ClassVar[int]
     EXPLICIT_DEAL_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     VIEW_SEAT_FIELD_NUMBER: _ClassVar[int]
+    BOT_SEATS_FIELD_NUMBER: _ClassVar[int]
     ruleset: _types_pb2.Ruleset
     deal_code: str
     explicit_deal: _types_pb2.ExplicitDeal
     context: _types_pb2.DealContext
     view_seat: int
-    def __init__(self, ruleset: _Optional[_Union[_types_pb2.Ruleset, _Mapping]] = ..., deal_code: _Optional[str] = ..., explicit_deal: _Optional[_Union[_types_pb2.ExplicitDeal, _Mapping]] = ..., context: _Optional[_Union[_types_pb2.DealContext, _Mapping]] = ..., view_seat: _Optional[int] = ...) -> None: ...
+    bot_seats: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, ruleset: _Optional[_Union[_types_pb2.Ruleset, _Mapping]] = ..., deal_code: _Optional[str] = ..., explicit_deal: _Optional[_Union[_types_pb2.ExplicitDeal, _Mapping]] = ..., context: _Optional[_Union[_types_pb2.DealContext, _Mapping]] = ..., view_seat: _Optional[int] = ..., bot_seats: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class DealResponse(_message.Message):
     __slots__ = ("deal_code", "state_token", "table", "events", "view", "seat_token")
@@ -405,6 +407,50 @@ class BotMoveResponse(_message.Message):
     name: str
     level: str
     def __init__(self, move: _Optional[_Union[_types_pb2.Move, _Mapping]] = ..., name: _Optional[str] = ..., level: _Optional[str] = ...) -> None: ...
+
+class BotSeat(_message.Message):
+    __slots__ = ("seat", "level", "seed")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    level: str
+    seed: int
+    def __init__(self, seat: _Optional[int] = ..., level: _Optional[str] = ..., seed: _Optional[int] = ...) -> None: ...
+
+class PlayBotsRequest(_message.Message):
+    __slots__ = ("game", "bots")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    game: _types_pb2.Game
+    bots: _containers.RepeatedCompositeFieldContainer[BotSeat]
+    def __init__(self, game: _Optional[_Union[_types_pb2.Game, _Mapping]] = ..., bots: _Optional[_Iterable[_Union[BotSeat, _Mapping]]] = ...) -> None: ...
+
+class BotPlayed(_message.Message):
+    __slots__ = ("move", "name", "level")
+    MOVE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    move: _types_pb2.Move
+    name: str
+    level: str
+    def __init__(self, move: _Optional[_Union[_types_pb2.Move, _Mapping]] = ..., name: _Optional[str] = ..., level: _Optional[str] = ...) -> None: ...
+
+class PlayBotsResponse(_message.Message):
+    __slots__ = ("moves", "events", "table", "view", "state_token", "seat_token")
+    MOVES_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    STATE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    moves: _containers.RepeatedCompositeFieldContainer[BotPlayed]
+    events: _containers.RepeatedCompositeFieldContainer[_types_pb2.Event]
+    table: _types_pb2.TableState
+    view: _types_pb2.SeatView
+    state_token: bytes
+    seat_token: bytes
+    def __init__(self, moves: _Optional[_Iterable[_Union[BotPlayed, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., table: _Optional[_Union[_types_pb2.TableState, _Mapping]] = ..., view: _Optional[_Union[_types_pb2.SeatView, _Mapping]] = ..., state_token: _Optional[bytes] = ..., seat_token: _Optional[bytes] = ...) -> None: ...
 
 class AuditLogRequest(_message.Message):
     __slots__ = ("replay_toml", "game_log", "want_steps", "require_signature", "view_seat")

@@ -105,6 +105,11 @@ class BigTwoServiceStub:
                 request_serializer=bigtwo_dot_v1_dot_service__pb2.BotMoveRequest.SerializeToString,
                 response_deserializer=bigtwo_dot_v1_dot_service__pb2.BotMoveResponse.FromString,
                 _registered_method=True)
+        self.PlayBots = channel.unary_unary(
+                '/bigtwo.v1.BigTwoService/PlayBots',
+                request_serializer=bigtwo_dot_v1_dot_service__pb2.PlayBotsRequest.SerializeToString,
+                response_deserializer=bigtwo_dot_v1_dot_service__pb2.PlayBotsResponse.FromString,
+                _registered_method=True)
         self.AuditLog = channel.unary_unary(
                 '/bigtwo.v1.BigTwoService/AuditLog',
                 request_serializer=bigtwo_dot_v1_dot_service__pb2.AuditLogRequest.SerializeToString,
@@ -219,6 +224,14 @@ class BigTwoServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PlayBots(self, request, context):
+        """The service plays the bot seats' turns, until a seat that is not a bot is to act or the deal
+        ends: how a seat's device (a browser table) plays against bots holding only its seat token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def AuditLog(self, request, context):
         """Audit a replay file or a log: re-run it against the rules, check its results, chain and signature.
         """
@@ -305,6 +318,11 @@ def add_BigTwoServiceServicer_to_server(servicer, server):
                     servicer.BotMove,
                     request_deserializer=bigtwo_dot_v1_dot_service__pb2.BotMoveRequest.FromString,
                     response_serializer=bigtwo_dot_v1_dot_service__pb2.BotMoveResponse.SerializeToString,
+            ),
+            'PlayBots': grpc.unary_unary_rpc_method_handler(
+                    servicer.PlayBots,
+                    request_deserializer=bigtwo_dot_v1_dot_service__pb2.PlayBotsRequest.FromString,
+                    response_serializer=bigtwo_dot_v1_dot_service__pb2.PlayBotsResponse.SerializeToString,
             ),
             'AuditLog': grpc.unary_unary_rpc_method_handler(
                     servicer.AuditLog,
@@ -696,6 +714,33 @@ class BigTwoService:
             '/bigtwo.v1.BigTwoService/BotMove',
             bigtwo_dot_v1_dot_service__pb2.BotMoveRequest.SerializeToString,
             bigtwo_dot_v1_dot_service__pb2.BotMoveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PlayBots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bigtwo.v1.BigTwoService/PlayBots',
+            bigtwo_dot_v1_dot_service__pb2.PlayBotsRequest.SerializeToString,
+            bigtwo_dot_v1_dot_service__pb2.PlayBotsResponse.FromString,
             options,
             channel_credentials,
             insecure,
