@@ -15,7 +15,7 @@ TOOLS  := .tools
 SHARED  ?= ../shared
 VECTORS := tests/vectors
 
-.PHONY: chromium prometheus node-deps ts-deps ts-proto venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
+.PHONY: chromium prometheus node-deps ts-deps ts-proto buf-breaking api-baseline venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
 
 # venv: everything the tests, linters, benches and fuzzer need (the [dev] extras);
 # venv-runtime: only what the service and the bigtwo command need (what make run installs).
@@ -113,7 +113,15 @@ ts-deps: $(TS_DEPS)
 buf: ts-deps
 buf-lint: buf
 	cd proto && ../$(BUF) lint
-# TypeScript code generated from proto/ into clients/ts/src/gen (committed; tests/test_ts_clients.py
+# API stability (docs/API.md "Versions and breaking changes"): proto/ against the newest release
+# baseline in proto/releases, and every baseline against the one before it
+# (tests/test_api_breaking.py runs the same in make test). At a release, after the version bump,
+# api-baseline records that version's baseline: never over an existing one, never over a break.
+buf-breaking: venv buf
+	$(PY) tests/tools/api_baseline.py check --buf $(BUF)
+api-baseline: venv buf
+	$(PY) tests/tools/api_baseline.py record --buf $(BUF)
+# TypeScript code generated from proto/ into clients/ts/src/gen (committed; tests/test_ts_generated.py
 # fails when it is stale).
 ts-proto: ts-deps
 	cd $(TS) && npm run --silent generate
