@@ -18,6 +18,8 @@ and CORS answers only the origins given with ``--web-origin``.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import os
 import socket
 import threading
@@ -39,10 +41,15 @@ from protobuf.wkt import Any as WireAny
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.routing import Mount
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .callscope import STREAM, Undecodable, safe_deserializer, serializer
+from .errors import bad_field, to_rpc_status
+from .limits import LIMITS
+from .replay_page import replay_page
 from .servicer import SERVICE_NAME, UNARY, Hosting
 from .telemetry import CALLS
 
@@ -303,7 +310,48 @@ def application(hosting: Hosting, gate: WebGate, config: WebConfig) -> Starlette
                 max_age=600,
             )
         )
-    return Starlette(routes=[Mount(f"/{SERVICE_NAME}", app=api_app), Mount("/", app=table)], middleware=middleware)
+    routes = [
+        Mount(f"/{SERVICE_NAME}", app=api_app),
+        Route("/replay", _replay_route(hosting), methods=["GET"]),
+        Mount("/", app=table),
+    ]
+    return Starlette(routes=routes, middleware=middleware)
+
+
+HTTP_STATUS: Mapping[grpc.StatusCode, int] = {
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+}
+"""The replay page's HTTP statuses, by the status :func:`~bigtwo.service.errors.to_rpc_status` maps
+its error to (anything else is a 500 carrying only the request id)."""
+
+
+def _replay_route(hosting: Hosting) -> Callable[[Request], Any]:
+    """``GET /replay?token=…``: the finished deal's HTML replay, from a token of it in URL-safe
+    base64 (a seat token will do). The page is built off the event loop: a replay re-runs a deal."""
+
+    async def replay(request: Request) -> Response:
+        text = request.query_params.get("token", "")
+        try:
+            token = _token_of(text)
+            page = await asyncio.to_thread(replay_page, hosting.core, token)
+        except Exception as exc:  # mapped as every call's errors are, then shown as text
+            status, code = to_rpc_status(exc)
+            return PlainTextResponse(status.details + "\n", status_code=HTTP_STATUS.get(code, 500))
+        return HTMLResponse(page, headers={"cache-control": "no-store"})
+
+    return replay
+
+
+def _token_of(text: str) -> bytes:
+    if not text or len(text) > LIMITS.token_bytes * 2:
+        raise bad_field("token", "the replay link carries the deal's token (URL-safe base64)")
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        raise bad_field("token", "the token is not URL-safe base64") from None
 
 
 def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:

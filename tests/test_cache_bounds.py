@@ -20,7 +20,7 @@ def modules() -> list[Any]:
         package = importlib.import_module(name)
         out.append(package)
         for info in pkgutil.walk_packages(package.__path__, name + "."):
-            if info.name.endswith(("bench", ".commands", "render_html", "render_terminal")):
+            if info.name.endswith(("bench", ".commands", "render_terminal")):
                 continue  # commands and benchmarks, not the service's code
             out.append(importlib.import_module(info.name))
     return out

@@ -337,3 +337,48 @@ def test_auth_and_sync_mode(tmp_path: Path) -> None:
     finally:
         assert process.stop() == 0
     assert '"web_port": ' + str(port) in process.log_path.read_text()
+
+
+def finished_deal(channel: grpc.Channel) -> tuple[bytes, bytes, str]:
+    """A classic deal played to its end by the host (the lowest legal play each turn): the seat
+    token of seat 0 before the end, the one after it, and the deal code the last table shows."""
+    deal = dealt(channel)
+    token, seat_token = deal.state_token, deal.seat_token
+    first_seat_token = seat_token
+    table = deal.table
+    while not table.over:
+        legal = api.LegalMovesResponse.FromString(
+            native_raw(channel, "LegalMoves", api.LegalMovesRequest(game=pb.Game(state_token=token)))
+        )
+        text = legal.plays[0].cards.text if legal.plays else "pass"
+        move = pb.Move(index=table.moves_made, seat=table.to_act, text=text)
+        answer = api.ApplyMoveResponse.FromString(
+            native_raw(
+                channel, "ApplyMove", api.ApplyMoveRequest(game=pb.Game(state_token=token), move=move, view_seat=0)
+            )
+        )
+        assert answer.outcome.accepted, answer.outcome
+        token, seat_token, table = answer.state_token, answer.seat_token, answer.table
+    return first_seat_token, seat_token, table.deal_code
+
+
+def test_the_replay_link_of_a_finished_deal(web: Web, channel: grpc.Channel) -> None:
+    """``/replay?token=`` draws the finished deal from a seat token; before the end it refuses (the
+    page would show hidden hands), and a token that is no token is a 400 with the reason."""
+    import base64
+
+    early, final, code = finished_deal(channel)
+
+    def link(token: bytes) -> str:
+        return f"{web.base}/replay?token={base64.urlsafe_b64encode(token).decode().rstrip('=')}"
+
+    status, headers, page = post(link(final), b"", {}, method="GET")
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    assert code and code.encode() in page and b"Big Two replay" in page
+    assert b'"verdict": "ok"' in page or b"verdict ok" in page or b'class="verdict ok"' in page
+    status, _, text = post(link(early), b"", {}, method="GET")
+    assert status == 409 and b"not over" in text
+    status, _, text = post(f"{web.base}/replay?token=@@@", b"", {}, method="GET")
+    assert status == 400 and b"base64" in text
+    status, _, text = post(link(b"x" * 80), b"", {}, method="GET")
+    assert status == 400 and b"token" in text

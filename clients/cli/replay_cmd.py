@@ -86,7 +86,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     key = load_key(args.key) if args.key else None
     verdict = audit_log(log, key)
     if args.html:
-        from .render_html import render_html
+        from bigtwo.engine.replay.html import render_html
 
         Path(args.html).write_text(
             render_html(log, verdict, title=f"Big Two replay · {Path(args.file).name}"), encoding="utf-8"

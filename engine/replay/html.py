@@ -1,5 +1,6 @@
 # ruff: noqa: E501
-"""``bigtwo replay FILE --html OUT.html``: one self-contained page (no network, no external files)
+"""A replay as one self-contained HTML page (``bigtwo replay FILE --html OUT.html``, and the browser
+port's replay link, :mod:`bigtwo.service.replay_page`) (no network, no external files)
 that steps through the game: every seat's hand drawn as inline SVG cards, the table, the current
 trick, refusals, and the scores as they change. Navigation: buttons, the arrow keys (←/→ a step,
 ↑/↓ a trick) and the URL hash ``#step=N``, so a link (or a headless browser) can open any step.
@@ -18,10 +19,10 @@ import html
 import json
 from typing import Any
 
-from bigtwo.engine import cards_of, mask_text
-from bigtwo.engine.replay.audit import AuditVerdict
-from bigtwo.engine.replay.format import GameLog
-from bigtwo.engine.replay.names import how_to_win, seat_label
+from .. import cards_of, mask_text
+from .audit import AuditVerdict
+from .format import GameLog
+from .names import how_to_win, seat_label
 
 SETTLEMENT_LEGEND = (
     "left: cards left · rate: points per card at that count · ×: multiplier (doubles per 2 held under "
