@@ -58,6 +58,7 @@ bench: venv
 	$(BIGTWO) bench service --json --seconds 4 --repeats 5
 	$(PY) -m bigtwo.tools.replay_bench --deals 10000 --jobs 2
 	$(PY) -m bigtwo.tools.stall_bench
+	$(PY) -m bigtwo.tools.web_bench --json --seconds 2 --rounds 3
 
 # Issue 6's bars for the bot levels (slow: pro at 2000 deals takes hours on 2 cores; see docs/BOTS.md).
 BOT_DEALS ?= 2000

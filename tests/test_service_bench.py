@@ -129,3 +129,15 @@ def test_a_spinning_no_op_stands_in_for_a_handler_of_known_cost() -> None:
     for row in (row for row in rows if row["figure"].startswith("service_")):
         assert row["real_is_noop_spinning_us"] == 1000
         assert row["ratio"] > 0  # how far the spin shows is a speed figure, for make bench
+
+
+def test_the_web_protocol_bench_plays_every_way() -> None:
+    """``python -m bigtwo.tools.web_bench``: a short round plays moves over every protocol, version
+    and codec of the browser port and native gRPC, each accepted (a refused move fails the bench)."""
+    from bigtwo.tools import web_bench
+
+    rows: list[dict[str, Any]] = []
+    web_bench.measure(0.2, (2,), 1, rows.append)
+    assert [row["way"] for row in rows] == [way.name for way in web_bench.WAYS]
+    assert all(row["moves_per_s"] > 0 and row["server_cpu_us_per_move"] > 0 for row in rows)
+    assert rows[0]["ratio_to_grpc"] == 1.0

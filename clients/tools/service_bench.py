@@ -169,8 +169,12 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    def __init__(self, kind: str, mode: str, threads: int, spin_us: float = 0.0) -> None:
+    """A bench server (``kind`` real or noop) in a subprocess; with ``web``, its browser port too
+    (:attr:`web_port`: Connect and gRPC-Web)."""
+
+    def __init__(self, kind: str, mode: str, threads: int, spin_us: float = 0.0, *, web: bool = False) -> None:
         self.port = free_port()
+        self.web_port = free_port() if web else 0
         env = {**os.environ, "BIGTWO_TOKEN_KEYS": BENCH_KEY}
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         command = [
@@ -187,6 +191,7 @@ class ServerProcess:
             str(threads),
             "--spin-us",
             str(spin_us),
+            *(["--web-port", str(self.web_port)] if web else []),
         ]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
@@ -215,10 +220,10 @@ class ServerProcess:
             self.process.wait()
 
 
-def _serve(kind: str, port: int, mode: str, threads: int, spin_us: float = 0.0) -> int:
+def _serve(kind: str, port: int, mode: str, threads: int, spin_us: float = 0.0, web_port: int = 0) -> int:
     from bigtwo.service.server import ServerConfig, run_one
 
-    cfg = ServerConfig(port=port, metrics_port=0, mode=mode, threads=threads, grace=1.0)
+    cfg = ServerConfig(port=port, metrics_port=0, mode=mode, threads=threads, grace=1.0, web_port=web_port or None)
     make_core = functools.partial(NoopCore, spin_us=spin_us) if kind == "noop" else None
     return run_one(cfg, reuse_port=False, make_core=make_core)
 
@@ -504,11 +509,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--spin-us", type=float, default=0.0)
+    parser.add_argument("--web-port", type=int, default=0, help="with --serve: the browser port too (internal)")
     args = parser.parse_args(argv)
     if args.serve:
         from bigtwo.service.server import DEFAULT_MODE
 
-        return _serve(args.serve, args.port, args.mode or DEFAULT_MODE, args.threads, args.spin_us)
+        return _serve(args.serve, args.port, args.mode or DEFAULT_MODE, args.threads, args.spin_us, args.web_port)
     return run_service_bench(args)
 
 

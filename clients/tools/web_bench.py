@@ -1,0 +1,222 @@
+"""``python -m bigtwo.tools.web_bench``: moves per second through the browser port's protocols
+(Connect, binary and JSON, HTTP/1.1 and HTTP/2; gRPC-Web) against native gRPC, in one run.
+
+One real server (``bigtwo serve`` as deployed: per-call logs, metrics) with its browser port on;
+the same prepared deals are played by ApplyMove with state tokens, one call per move, at each load
+(games played at once), over each way in turn. A round measures every way once, back to back, and
+the rounds repeat, so slow drift of the machine spreads over all of them alike. For each way: moves
+per second, p50/p99 latency per move seen by the client, the server process's CPU time per move,
+and the ratio to native gRPC of the same round (the median over rounds).
+
+The clients are the Connect project's own (connectrpc over pyqwest) and grpcio's, in this process:
+on a machine of two cores the client shares the CPU with the server, which is why the server's CPU
+per move is reported too (the protocol's own cost on the server side).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import service_pb2_grpc as rpc
+from bigtwo.v1 import types_pb2 as pb
+
+from .service_bench import BENCH_KEY, GAMES, PreparedGame, Run, ServerProcess, prepare_games
+
+LOADS = (1, 16)
+SERVICE = "bigtwo.v1.BigTwoService"
+
+
+@dataclass(frozen=True, slots=True)
+class Way:
+    """How a client reaches the API: the protocol, its HTTP version and its codec."""
+
+    name: str
+    protocol: str
+    """``grpc`` (native, the gRPC port), ``connect`` or ``grpc-web`` (the browser port)."""
+    http2: bool = True
+    json: bool = False
+
+
+WAYS = (
+    Way("grpc", "grpc"),
+    Way("connect-proto-h1", "connect", http2=False),
+    Way("connect-json-h1", "connect", http2=False, json=True),
+    Way("connect-proto-h2", "connect"),
+    Way("grpc-web-proto-h1", "grpc-web", http2=False),
+    Way("grpc-web-proto-h2", "grpc-web"),
+)
+
+ApplyMove = Callable[[api.ApplyMoveRequest], Awaitable[api.ApplyMoveResponse]]
+
+
+class Clients:
+    """One way's clients (``count`` connections), each an ``apply`` function; closed together."""
+
+    def __init__(self, way: Way, server: ServerProcess, count: int) -> None:
+        self.way = way
+        self.applies: list[ApplyMove] = []
+        self._closers: list[Callable[[], Awaitable[Any]]] = []
+        for _ in range(count):
+            if way.protocol == "grpc":
+                self._native(server.port)
+            else:
+                self._web(server.web_port)
+
+    def _native(self, port: int) -> None:
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        stub = rpc.BigTwoServiceStub(channel)
+        self.applies.append(stub.ApplyMove)
+        self._closers.append(channel.close)
+
+    def _web(self, port: int) -> None:
+        from connectrpc.client import ConnectClient
+        from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
+        from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
+        from connectrpc.protocol import ProtocolType
+        from pyqwest import Client, HTTPTransport, HTTPVersion
+
+        version = HTTPVersion.HTTP2 if self.way.http2 else HTTPVersion.HTTP1
+        http = Client(HTTPTransport(http_version=version))
+        protocol = ProtocolType.CONNECT if self.way.protocol == "connect" else ProtocolType.GRPC_WEB
+        codec = google_protobuf_json_codec() if self.way.json else google_protobuf_binary_codec()
+        client = ConnectClient(
+            f"http://127.0.0.1:{port}", codec=codec, protocol=protocol, http_client=http, send_compression=None
+        )
+        method: MethodInfo[api.ApplyMoveRequest, api.ApplyMoveResponse] = MethodInfo(
+            name="ApplyMove",
+            service_name=SERVICE,
+            input=api.ApplyMoveRequest,
+            output=api.ApplyMoveResponse,
+            idempotency_level=IdempotencyLevel.UNKNOWN,
+            stream_type=StreamType.UNARY,
+        )
+
+        async def apply(request: api.ApplyMoveRequest) -> api.ApplyMoveResponse:
+            return await client.execute_unary(request=request, method=method)
+
+        self.applies.append(apply)
+        self._closers.append(client.close)
+
+    async def close(self) -> None:
+        for close in self._closers:
+            await close()
+
+
+async def _game(apply: ApplyMove, game: PreparedGame, latencies: list[float]) -> None:
+    token = game.start_token
+    for move in game.moves:
+        started = time.perf_counter()
+        reply = await apply(api.ApplyMoveRequest(game=pb.Game(state_token=token), move=move))
+        latencies.append(time.perf_counter() - started)
+        if not reply.outcome.accepted:
+            raise RuntimeError(f"the bench's move {move} was refused: {reply.outcome.refusal.message}")
+        token = reply.state_token
+
+
+async def _load(way: Way, server: ServerProcess, games: list[PreparedGame], concurrency: int, seconds: float) -> Run:
+    clients = Clients(way, server, min(concurrency, 8))
+    run = Run(way.name, "real", concurrency)
+    try:
+        await _game(clients.applies[0], games[0], [])  # connections up, code paths warm
+        deadline = time.perf_counter() + seconds
+
+        async def worker(number: int) -> None:
+            apply = clients.applies[number % len(clients.applies)]
+            turn = number
+            while time.perf_counter() < deadline:
+                await _game(apply, games[turn % len(games)], run.latencies)
+                turn += concurrency
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker(n) for n in range(concurrency)))
+        run.seconds = time.perf_counter() - started
+        run.moves = len(run.latencies)
+    finally:
+        await clients.close()
+    return run
+
+
+def _row(way: Way, load: int, runs: list[Run], ratios: list[float]) -> dict[str, Any]:
+    moves = sum(run.moves for run in runs)
+    seconds = sum(run.seconds for run in runs)
+    latencies = sorted(latency for run in runs for latency in run.latencies)
+
+    def percentile(q: float) -> float:
+        return latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else 0.0
+
+    return {
+        "figure": "web_protocols",
+        "way": way.name,
+        "load": load,
+        "moves_per_s": round(moves / seconds, 1) if seconds else 0.0,
+        "ratio_to_grpc": round(statistics.median(ratios), 3) if ratios else 1.0,
+        "p50_ms": round(percentile(0.5), 3),
+        "p99_ms": round(percentile(0.99), 3),
+        "server_cpu_us_per_move": round(sum(run.server_cpu for run in runs) / moves * 1e6, 1) if moves else 0.0,
+        "rounds": len(runs),
+    }
+
+
+def measure(
+    seconds: float, loads: tuple[int, ...], rounds: int, emit: Callable[[dict[str, Any]], None], mode: str = "aio"
+) -> list[dict[str, Any]]:
+    import uvloop
+    from bigtwo.service.tokens import KeyRing, TokenCodec
+
+    games = prepare_games(GAMES, TokenCodec(KeyRing([BENCH_KEY.encode()])))
+    server = ServerProcess("real", mode, max(loads) + 16, web=True)
+    rows: list[dict[str, Any]] = []
+    try:
+        for load in loads:
+            runs: dict[str, list[Run]] = {way.name: [] for way in WAYS}
+            ratios: dict[str, list[float]] = {way.name: [] for way in WAYS}
+            for number in range(rounds):
+                native = 0.0
+                for way in WAYS:
+                    cpu_before = server.cpu_seconds()
+                    run = uvloop.run(_load(way, server, games, load, seconds))
+                    run.server_cpu = server.cpu_seconds() - cpu_before
+                    runs[way.name].append(run)
+                    native = run.rate if way.protocol == "grpc" else native
+                    ratios[way.name].append(run.rate / native if native else 0.0)
+                    print(
+                        f"  load {load} round {number + 1}/{rounds}: {way.name} {run.rate:.0f} moves/s", file=sys.stderr
+                    )
+            for way in WAYS:
+                row = _row(way, load, runs[way.name], ratios[way.name])
+                rows.append(row)
+                emit(row)
+    finally:
+        server.stop()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bigtwo.tools.web_bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=2.0, help="seconds per way, load and round (default 2)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds over every way (default 3)")
+    parser.add_argument("--loads", default=",".join(map(str, LOADS)), help="games at once, comma-separated")
+    parser.add_argument("--mode", choices=("aio", "sync"), default="aio")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    args = parser.parse_args(argv)
+    loads = tuple(int(part) for part in args.loads.split(",") if part.strip())
+
+    def emit(row: dict[str, Any]) -> None:
+        print(json.dumps(row) if args.json else "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+
+    measure(args.seconds, loads, args.rounds, emit, args.mode)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
