@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ import yaml
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import service_pb2_grpc as rpc
 from bigtwo.v1 import types_pb2 as pb
-from service_support import CODE, ServerProcess
+from service_support import CODE, ServerProcess, free_port
 
 OBSERVABILITY = Path(__file__).resolve().parents[1] / "deploy" / "observability"
 
@@ -176,7 +177,6 @@ def test_bigtwo_health_exit_status(scraped: tuple[ServerProcess, set[str]]) -> N
     assert run("--service", "bigtwo.v1.BigTwoService", "--quiet").returncode == 0
     unknown = run("--service", "no.such.Service")
     assert unknown.returncode == 1 and "NOT_FOUND" in unknown.stderr
-    from service_support import free_port
 
     nobody = subprocess.run(
         [*command[:-1], f"127.0.0.1:{free_port()}", "--timeout", "0.5"], capture_output=True, text=True, timeout=30
@@ -316,7 +316,8 @@ def engine_deal() -> Any:
 
 @pytest.mark.parametrize("mode", ["aio", "sync"])
 def test_moves_counted_as_judged_and_health_not_serving_from_the_drain(mode: str, tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path, "--mode", mode)
+    web_port = free_port()
+    server = ServerProcess(tmp_path, "--mode", mode, "--web-port", str(web_port))
     try:
         fresh = scrape(server.metrics_port)
         # Every series an alert or a panel reads exists at zero before any call.
@@ -370,9 +371,18 @@ def test_moves_counted_as_judged_and_health_not_serving_from_the_drain(mode: str
         with grpc.insecure_channel(server.target) as other, pytest.raises(grpc.RpcError) as refused:
             rpc.BigTwoServiceStub(other).ListPresets(api.ListPresetsRequest(), timeout=5)
         assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
+        # The browser port drains with it: the same refusal, counted the same way.
+        web_call = urllib.request.Request(
+            f"http://127.0.0.1:{web_port}/bigtwo.v1.BigTwoService/ListPresets",
+            data=b"{}",
+            headers={"content-type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as web_refused:
+            urllib.request.urlopen(web_call, timeout=5)
+        assert web_refused.value.code == 503 and b'"unavailable"' in web_refused.value.read()
         draining = scrape(server.metrics_port)
         assert value(draining, "bigtwo_serving") == 0
-        assert value(draining, "bigtwo_rpc_calls_total", method="ListPresets", code="UNAVAILABLE") == 1
+        assert value(draining, "bigtwo_rpc_calls_total", method="ListPresets", code="UNAVAILABLE") == 2
         play_moves(requests, answers, deal, 1)  # the open stream goes on
         requests.put(None)
         assert list(answers) == []
@@ -423,7 +433,6 @@ def test_workers_export_each_process_cpu_and_memory(tmp_path: Path) -> None:
 def test_bigtwo_health_wait_asks_again_until_serving(tmp_path: Path) -> None:
     """``--wait`` keeps asking a port nobody serves yet, and answers once a server starts there;
     when none ever does, the exit status and sentence are those of one question."""
-    from service_support import free_port
 
     port = free_port()
     command = [sys.executable, "-m", "bigtwo.cli.main", "health", "--target", f"127.0.0.1:{port}", "--timeout", "0.5"]
