@@ -244,7 +244,11 @@ def test_deployment_probes_grace_security_and_keys() -> None:
     env = env_of(deployment)
     assert set(env) <= server_env_names(), set(env) - server_env_names()
     ports = {port["name"]: port["containerPort"] for port in main["ports"]}
-    assert ports == {"grpc": int(env["BIGTWO_PORT"]), "metrics": int(env["BIGTWO_METRICS_PORT"])}
+    assert ports == {
+        "grpc": int(env["BIGTWO_PORT"]),
+        "metrics": int(env["BIGTWO_METRICS_PORT"]),
+        "web": int(env["BIGTWO_WEB_PORT"]),
+    }
     for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
         assert main[probe]["grpc"]["port"] == ports["grpc"], probe
     assert main["readinessProbe"]["grpc"]["service"] == "bigtwo.v1.BigTwoService"
