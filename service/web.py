@@ -60,6 +60,10 @@ CONNECT_CODES: Mapping[grpc.StatusCode, Code] = {
 }
 """gRPC's codes and Connect's are the same sixteen (Connect spells CANCELED with one L)."""
 
+KEEP_ALIVE_MAX_REQUESTS = 1 << 30
+"""Requests on one connection before the server closes it (no practical bound: connections end by
+the client, by ``keep_alive_timeout`` when idle, or at the drain)."""
+
 ALLOWED_HEADERS = (
     "authorization",
     "x-request-id",
@@ -381,6 +385,9 @@ async def serve(app: Starlette, sock: socket.socket, stopped: asyncio.Event) -> 
     config.errorlog = None
     config.keep_alive_timeout = 30
     config.read_timeout = 60
+    # Hypercorn closes a connection after 1,000 requests by default, and an HTTP/2 client in the
+    # middle of a call then sees a broken pipe: a browser table makes more calls than that in an hour.
+    config.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS
     config.graceful_timeout = 1
     await hypercorn_serve(app, config, shutdown_trigger=stopped.wait, mode="asgi")  # type: ignore[arg-type]
 

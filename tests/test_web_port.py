@@ -382,3 +382,13 @@ def test_the_replay_link_of_a_finished_deal(web: Web, channel: grpc.Channel) -> 
     assert status == 400 and b"base64" in text
     status, _, text = post(link(b"x" * 80), b"", {}, method="GET")
     assert status == 400 and b"token" in text
+
+
+def test_one_http2_connection_serves_more_than_a_thousand_calls(web: Web) -> None:
+    """Hypercorn's default closes a connection after 1,000 requests, which an HTTP/2 client in the
+    middle of a call sees as a broken pipe; the port lifts it."""
+    client = web.client(ProtocolType.CONNECT, HTTPVersion.HTTP2, google_protobuf_binary_codec())
+    name = method("NameCards", api.NameCardsRequest, api.NameCardsResponse)
+    request = api.NameCardsRequest(ruleset=CLASSIC, cards="3D 3S")
+    for _ in range(1_100):
+        assert client.execute_unary(request=request, method=name).name
