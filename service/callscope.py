@@ -314,6 +314,8 @@ class CallScope:
             _count_unary(series, code, info, elapsed)
         if info.bot_level:
             BOT_MOVES.labels(method, info.bot_level).inc()
+        for level, count in Counter(info.bot_levels).items():
+            BOT_MOVES.labels(method, level).inc(count)
         self._log(elapsed)
         self.error = None  # nothing of the call outlives it through its scope
 
@@ -339,6 +341,8 @@ class CallScope:
                     fields["reason"] = info.moves[0][1]
             if info.bot_level:
                 fields["bot"] = info.bot_level
+            if info.bot_levels:
+                fields["bot_moves"] = len(info.bot_levels)
             if error is not None and code is not _CANCELLED:
                 fields["error"] = str(error)[:300]
             host.log.info(

@@ -4,13 +4,14 @@ No gRPC here: :mod:`bigtwo.service.servicer` hosts these on a sync or an aio ser
 (one place, :func:`bigtwo.service.errors.to_rpc_status`), logs and counts. Each handler converts
 the request, calls the engine, converts back. Loading the game a request names is
 :class:`~bigtwo.service.loading.GameLoader`'s, judging its move :class:`~bigtwo.service.judging.MoveJudge`'s;
-:class:`Core` is both, plus the fifteen handlers.
+:class:`Core` is both, plus the sixteen handlers.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import random
 from typing import Any
 
@@ -45,7 +46,7 @@ from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from . import wire
-from .errors import FailedPrecondition, ResourceExhausted, at_field, bad_field
+from .errors import FailedPrecondition, PermissionDenied, ResourceExhausted, at_field, bad_field
 from .game import CallInfo, Game, MoveResult, rebuild_events
 from .judging import MoveJudge
 from .limits import quote
@@ -64,6 +65,19 @@ def bot_level_from(text: str, path: str) -> str:
 def bot_choice(deal: Deal, level: str, seed: int, budget: Budget | None = None) -> Move:
     """The bot's move for the seat to act, decided from that seat's observation only."""
     return bot_for(level, budget).choose(observe(deal, deal.to_act), deal.ruleset, random.Random(seed))
+
+
+def bot_decision_seed(seed: int, move_index: int) -> int:
+    """The seed of a PlayBots decision: the first 8 bytes (little-endian) of BLAKE2b-64 over the bot
+    seat's seed (8 bytes, little-endian) and the move's index in the deal (2 bytes, little-endian).
+    Every decision of a bot draws afresh, the same game, levels and seeds give the same moves, and a
+    BotMove with this seed chooses the same move (docs/SERVICE.md "PlayBots")."""
+    digest = hashlib.blake2b(seed.to_bytes(8, "little") + move_index.to_bytes(2, "little"), digest_size=8)
+    return int.from_bytes(digest.digest(), "little")
+
+
+DEFAULT_BOT = ("good", 0)
+"""A seat token's bot seat that PlayBots' ``bots`` does not list plays at this level and seed."""
 
 
 def table_play(text: str, path: str, tables: Any) -> Play:
@@ -112,16 +126,38 @@ class Core(GameLoader, MoveJudge):
         info.deals_started += 1
         if game.deal.over:
             info.deals_finished += 1
+        bots = self._bot_seats(request, rules, view_seat)
+        every_other_seat = (1 << rules.players) - 1
+        alone_with_bots = view_seat is not None and bots | 1 << view_seat == every_other_seat
         out = api.DealResponse(
             deal_code=self.code_for(game, view_seat),
-            state_token=self.token(game),
+            # One person against bots: the seat token is the whole game, no host holds it.
+            state_token=b"" if alone_with_bots else self.token(game),
             table=game.table(),
             events=cv.events_to_pb(game.deal.events, rules, view_seat),
-            seat_token=self.seat_token(game, view_seat),
+            seat_token=self.seat_token(game, view_seat, bots),
         )
         if view_seat is not None:
             out.view.CopyFrom(cv.seat_view(game.deal, view_seat))
         return out
+
+    @staticmethod
+    def _bot_seats(request: api.DealRequest, rules: Any, view_seat: int | None) -> int:
+        """DealRequest.bot_seats as a mask: other seats than ``view_seat``, which they need."""
+        if not request.bot_seats:
+            return 0
+        if view_seat is None:
+            raise bad_field("bot_seats", "needs view_seat: bot seats are bound into that seat's token")
+        bots = 0
+        for index, seat in enumerate(request.bot_seats):
+            path = f"bot_seats[{index}]"
+            cv.seat_from(seat, rules.players, path)
+            if seat == view_seat:
+                raise bad_field(path, f"seat {seat} is view_seat, the person's own seat: it cannot be a bot")
+            if bots >> seat & 1:
+                raise bad_field(path, f"seat {seat} is listed twice")
+            bots |= 1 << seat
+        return bots
 
     def validate_move(self, request: api.ValidateMoveRequest, info: CallInfo) -> api.ValidateMoveResponse:
         self._require(request, "move")
@@ -218,6 +254,66 @@ class Core(GameLoader, MoveJudge):
         return api.BotMoveResponse(
             move=pb.Move(index=deal.moves_made, seat=move.seat, text=str(move)), name=name, level=level
         )
+
+    def play_bots(self, request: api.PlayBotsRequest, info: CallInfo) -> api.PlayBotsResponse:
+        """The bot seats' turns, as BotMove chooses them and ApplyMove applies them, until a seat
+        that is not a bot is to act, the deal ends or ``limits.play_bots_moves`` moves were made."""
+        game = self.load(request.game, "game", info)
+        bots = self._playable_bots(request, game)
+        deal = game.deal
+        view_seat = game.viewer if game.viewer >= 0 else None
+        out = api.PlayBotsResponse()
+        events: list[Any] = []
+        while not deal.over and deal.to_act in bots and len(out.moves) < self.limits.play_bots_moves:
+            level, seed = bots[deal.to_act]
+            index = deal.moves_made
+            move = bot_choice(deal, level, bot_decision_seed(seed, index))
+            name = "" if move.is_pass else play_name(classify_mask(move.mask, deal.tables), deal.tables)
+            played = pb.Move(index=index, seat=move.seat, text=str(move))
+            result = self.judge(game, played, "bots", info, apply=True, need_index=True, bot_seat=True)
+            if not result.accepted:  # a bot chooses among the legal moves: this is the service's fault
+                raise RuntimeError(f"the rules refused the {level} bot's move {played.text!r} at move {index}")
+            events.extend(result.events)
+            out.moves.append(api.BotPlayed(move=played, name=name, level=level))
+            info.bot_levels.append(level)
+        out.events.extend(cv.events_to_pb(events, game.ruleset, view_seat))
+        out.table.CopyFrom(game.table())
+        if view_seat is None:
+            out.state_token = self.token(game)
+        else:
+            out.view.CopyFrom(cv.seat_view(deal, view_seat))
+            out.seat_token = self.token(game)
+        return out
+
+    @staticmethod
+    def _playable_bots(request: api.PlayBotsRequest, game: Game) -> dict[int, tuple[str, int]]:
+        """The seats PlayBots may play, each with its level and seed: a seat token's bot seats (those
+        ``bots`` leaves out at :data:`DEFAULT_BOT`), or for the host's token the seats ``bots`` lists."""
+        players = game.ruleset.players
+        if game.viewer >= 0 and not game.bots:
+            raise PermissionDenied(
+                f"game: this seat token is bound to seat {game.viewer} and names no bot seats, so PlayBots has no "
+                "seat to play; deal with view_seat and bot_seats for a seat token that has them",
+                reason="TOKEN_BOUND_TO_SEAT",
+                metadata={"seat": str(game.viewer)},
+            )
+        playable = {seat: DEFAULT_BOT for seat in range(players) if game.bots >> seat & 1}
+        listed = 0
+        for index, entry in enumerate(request.bots):
+            path = f"bots[{index}]"
+            seat = cv.seat_from(entry.seat, players, f"{path}.seat")
+            if game.viewer >= 0 and seat not in playable:
+                raise PermissionDenied(
+                    f"{path}.seat: seat {seat} is not a bot seat of this seat token (bound to seat {game.viewer}); "
+                    "it plays only the bot seats it was dealt with",
+                    reason="TOKEN_BOUND_TO_SEAT",
+                    metadata={"seat": str(game.viewer)},
+                )
+            if listed >> seat & 1:
+                raise bad_field(f"{path}.seat", f"seat {seat} is listed twice")
+            listed |= 1 << seat
+            playable[seat] = (bot_level_from(entry.level, f"{path}.level"), entry.seed)
+        return playable
 
     def split_hand(self, request: api.SplitHandRequest, info: CallInfo) -> api.SplitHandResponse:
         rules = cv.ruleset_from(request.ruleset, "ruleset")

@@ -23,16 +23,8 @@ from bigtwo.v1 import types_pb2 as pb
 
 from . import wire
 from .errors import PermissionDenied
-from .tokens import (
-    DealIdentity,
-    History,
-    LastMove,
-    PackedState,
-    Snapshot,
-    move_bytes,
-    opening,
-    without_last,
-)
+from .history import History, move_bytes, opening, without_last
+from .tokens import DealIdentity, LastMove, PackedState, Snapshot
 
 
 @dataclass(slots=True)
@@ -69,6 +61,9 @@ class Game:
     viewer: int = field(init=False, default=-1)
     """The seat a seat-bound token is bound to (-1: the table host's game, any seat): calls with it
     act and ask only for that seat, and every token they return is bound to it too."""
+    bots: int = field(init=False, default=0)
+    """A seat token's bot seats, one bit a seat (``tokens.Snapshot.bots``): the seats PlayBots plays
+    for that seat's device. Every token of the game keeps them."""
 
     def __post_init__(self) -> None:
         self.parts = wire.parts_for(self.ruleset)
@@ -93,8 +88,9 @@ class Game:
         else a clone of the deal."""
         return self.packed if self.packed is not None else self.deal.clone()
 
-    def snapshot(self, viewer: int | None = None) -> Snapshot:
-        """What a token of this game holds; bound to ``viewer`` when given, else as the game is."""
+    def snapshot(self, viewer: int | None = None, bots: int | None = None) -> Snapshot:
+        """What a token of this game holds; bound to ``viewer`` (with bot seats ``bots``) when given,
+        else as the game is."""
         previous = self.previous.state() if isinstance(self.previous, Deal) else self.previous
         return Snapshot(
             self.ruleset,
@@ -107,6 +103,7 @@ class Game:
             self.viewer if viewer is None else viewer,
             None,
             self.history if self.history_moves == self.deal.moves_made else self.public_history(),
+            self.bots if bots is None else bots,
         )
 
     def public_history(self) -> bytes:
@@ -160,7 +157,7 @@ class Game:
             loaded_history=history,
         )
         again.history_moves = before.moves_made
-        again.public_id, again.viewer = self.public_id, self.viewer
+        again.public_id, again.viewer, again.bots = self.public_id, self.viewer, self.bots
         return again
 
     def before_last_move(self) -> Deal:
@@ -185,6 +182,8 @@ class CallInfo:
     deals_finished: int = 0
     bot_level: str = ""
     """The bot level that chose a move (BotMove, TimeoutMove with bot_level)."""
+    bot_levels: list[str] = field(default_factory=list)
+    """The level of each move a bot made (PlayBots: one entry a move, counted like BotMove's)."""
 
 
 class MoveResult(NamedTuple):

@@ -18,8 +18,9 @@ from . import convert as cv
 from . import wire
 from .errors import FailedPrecondition, bad_field
 from .game import CallInfo, Game, MoveResult
+from .history import move_bytes
 from .limits import Limits
-from .tokens import LastMove, move_bytes
+from .tokens import LastMove
 
 _PASS_BY_SEAT = tuple(LastMove(seat, 0, True) for seat in range(4))
 """A pass by each seat, as the last move made."""
@@ -51,14 +52,17 @@ class MoveJudge:
         apply: bool,
         need_index: bool,
         keep_previous: bool = True,
+        bot_seat: bool = False,
     ) -> MoveResult:
-        """Validate or apply ``move`` on ``game`` (which an accepted apply changes in place)."""
+        """Validate or apply ``move`` on ``game`` (which an accepted apply changes in place).
+        ``bot_seat``: the service moves for one of a seat token's bot seats (PlayBots, which checked
+        the seat against the token's bot seats), so the token's own seat is not required."""
         deal = game.deal
         made = deal.moves_made
         seat = move.seat
         if seat >= deal.players:
             cv.seat_from(seat, deal.players, f"{path}.seat")  # raises, naming the field
-        if game.viewer >= 0:
+        if game.viewer >= 0 and not bot_seat:
             game.check_seat(seat, f"{path}.seat")
         text = move.text
         if len(text) > self.limits.card_text:

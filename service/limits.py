@@ -45,6 +45,12 @@ class Limits:
     """Most steps an AuditLog returns with want_steps (a step is one action's table)."""
     bot_simulations: int = 10_000
     bot_ms: int = 10_000
+    play_bots_moves: int = 64
+    """Most moves one PlayBots makes. Between two turns of a person the bots make a few moves (at
+    most a trick's worth), so this cuts only a call whose every seat is a bot (a host's table of
+    bots: a deal has at most 208 moves, ``history.MAX_PLAYS + history.MAX_PASSES``); that call
+    answers the moves made so far, a bot still to act, and the caller calls again. It keeps one
+    call's work (a decision takes up to ~100 ms at the higher levels) within a few seconds."""
     score: int = 1_000_000
     """Largest absolute deal score or match total accepted (a deal scores at most a few hundred)."""
     quoted: int = 40

@@ -134,7 +134,7 @@ class GameLoader:
                 snap.history,
             )
             game.history_moves = snap.state.moves_made
-            game.viewer = snap.viewer
+            game.viewer, game.bots = snap.viewer, snap.bots
             return self._named(game, info)
         if which == "log":
             return self.load_log(message.log, f"{path}.log", info)
@@ -143,12 +143,13 @@ class GameLoader:
     def token(self, game: Game) -> bytes:
         return self.codec.encode(game.snapshot())
 
-    def seat_token(self, game: Game, view_seat: int | None) -> bytes:
-        """The token bound to ``view_seat`` an answer with a view carries (none without one); for a
-        game already bound to that seat it is the game's own token, ``state_token``."""
+    def seat_token(self, game: Game, view_seat: int | None, bots: int | None = None) -> bytes:
+        """The token bound to ``view_seat`` (with bot seats ``bots``, else the game's) an answer with
+        a view carries (none without one); for a game already bound to that seat it is the game's own
+        token, ``state_token``."""
         if view_seat is None:
             return b""
-        return self.codec.encode(game.snapshot(view_seat))
+        return self.codec.encode(game.snapshot(view_seat, bots))
 
     def view_seat_of(self, request: Any, game: Game, path: str = "view_seat") -> int | None:
         """The seat whose view an answer carries (``request.view_seat``, named ``path`` in errors):

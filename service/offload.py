@@ -47,12 +47,15 @@ from .limits import LIMITS
 
 KINDS = ("process", "thread")
 
-HEAVY_METHODS = frozenset({"AuditLog", "BotMove", "LegalMoves", "NextHint", "SettleMatch", "SplitHand", "TimeoutMove"})
-"""Calls whose worst case within the request limits costs many milliseconds of CPU: a bot's
-decision (the great policy splits a 17-card hand, the pro one searches), an audit of a whole match,
-every play of an 18-card hand (listed, or cycled through by NextHint), the fewest-plays split of
-one, a match of a thousand deals settled. The other calls cost at most a few milliseconds (a log
-of a whole deal replayed) and stay on the event loop, where they cost no hand-over."""
+HEAVY_METHODS = frozenset(
+    {"AuditLog", "BotMove", "LegalMoves", "NextHint", "PlayBots", "SettleMatch", "SplitHand", "TimeoutMove"}
+)
+"""Calls whose worst case within the request limits costs many milliseconds of CPU: a bot's decision
+(the great policy splits a 17-card hand, the pro one searches; PlayBots makes several in a row), an
+audit of a whole match, every play of an 18-card hand (listed, or cycled through by NextHint), the
+fewest-plays split of one, a match of a thousand deals settled. The other calls cost at most a few
+milliseconds (a log of a whole deal replayed) and stay on the event loop, where they cost no
+hand-over."""
 
 DEFAULT_WAITING = 16
 """Heavy calls that may wait for a worker, per server process, beyond those computing: more are

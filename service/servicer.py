@@ -67,6 +67,7 @@ UNARY: dict[str, tuple[Any, Any, str]] = {
     "SettleMatch": (api.SettleMatchRequest, api.SettleMatchResponse, "settle_match"),
     "ReplayLog": (api.ReplayLogRequest, api.ReplayLogResponse, "replay_log"),
     "BotMove": (api.BotMoveRequest, api.BotMoveResponse, "bot_move"),
+    "PlayBots": (api.PlayBotsRequest, api.PlayBotsResponse, "play_bots"),
     "AuditLog": (api.AuditLogRequest, api.AuditLogResponse, "audit_log"),
 }
 SLOW = HEAVY_METHODS

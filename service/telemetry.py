@@ -86,7 +86,7 @@ LOOP_LAG = Histogram(
 )
 BOT_MOVES = Counter(
     "bigtwo_bot_moves_total",
-    "Moves chosen by a bot, by method (BotMove, or TimeoutMove with bot_level) and level",
+    "Moves chosen by a bot, by method (BotMove, PlayBots, or TimeoutMove with bot_level) and level",
     ["method", "level"],
 )
 DEALS_STARTED = Counter("bigtwo_deals_started_total", "Deals dealt, by preset", ["preset"])
@@ -123,6 +123,7 @@ def initialise(
     for level in bot_levels:
         BOT_MOVES.labels("BotMove", level)
         BOT_MOVES.labels("TimeoutMove", level)
+        BOT_MOVES.labels("PlayBots", level)
     OPEN_STREAMS.set(0)
     SERVING.set(0)
 

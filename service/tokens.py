@@ -9,14 +9,15 @@ AES-SIV (RFC 5297) puts its 16-byte synthetic IV, a CMAC of the whole plaintext,
 plaintext encrypted in counter mode under that IV. The plaintext starts with the token's own head,
 which is compared with the clear head after decryption: the version and key id are authenticated
 as if they were associated data, without handing :mod:`cryptography` a second buffer, which costs
-more per call than five more bytes to encrypt (docs/PERFORMANCE.md). The body (all integers little-endian)
-holds the ruleset (fingerprint, preset, overrides), the deal's identity (deal code seed or a digest
-of the explicit hands), the face-up card, the :class:`~bigtwo.engine.DealState` after the last move,
-for idempotent retries the state before the last move and that move, and the deal's public history
-(:class:`History`): how it opened and every move made, so that a stream or call resumed from a token
-tells the deal's story so far as one resumed from the log does. The history grows by a byte a move
-and a byte a card played and is bounded by the rules (:data:`MAX_HISTORY_BYTES`); it is only read
-when the events so far are asked for, so resuming from a token costs the same late in a deal as early.
+more per call than five more bytes to encrypt (docs/PERFORMANCE.md). The body (all integers
+little-endian) holds the ruleset (fingerprint, preset, overrides), the deal's identity (deal code
+seed or a digest of the explicit hands), the face-up card, the :class:`~bigtwo.engine.DealState`
+after the last move, for idempotent retries the state before the last move and that move, and the
+deal's public history (:class:`~bigtwo.service.history.History`): how it opened and every move made,
+so that a stream or call resumed from a token tells the deal's story so far as one resumed from the
+log does. The history grows by a byte a move and a byte a card played and is bounded by the rules
+(:data:`MAX_HISTORY_BYTES`); it is only read when the events so far are asked for, so resuming from
+a token costs the same late in a deal as early.
 
 Why AES-SIV: the token must be deterministic (a retried move returns byte for byte the first
 answer, token included, and the issuing replica recognises its own tokens by their bytes), so the
@@ -55,7 +56,6 @@ from typing import NamedTuple
 
 from bigtwo.engine import PRESET_NAMES, DealState, Kind, Move, Ruleset
 from bigtwo.engine.cache import BoundedCache, IdentityCache
-from bigtwo.engine.combos import VALID_SIZES
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESSIV
@@ -63,6 +63,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from .bounds import MAX_SEATS, BoundError, check_seats
 from .errors import InvalidArgument, ResourceExhausted, Violation
+from .history import MAX_HISTORY_BYTES, OPENING
 from .limits import LIMITS
 
 VERSION = 3
@@ -125,101 +126,6 @@ class LastMove(NamedTuple):
         return move.seat == self.seat and move.is_pass == self.is_pass and (self.is_pass or move.mask == self.mask)
 
 
-MAX_PLAYS = 52
-"""Plays in one deal at most: every play plays at least one of the 52 cards."""
-MAX_PASSES = (MAX_SEATS - 1) * MAX_PLAYS
-"""Passes (made, not automatic) in one deal at most: the leader of a trick never passes, and after
-each play at most ``players - 1`` passes follow before the next play or the trick's end (under
-every ``after_pass`` rule: a play resets the count, and the trick ends when it reaches
-``players - 1``)."""
-MAX_HISTORY_BYTES = 2 + MAX_PLAYS + MAX_PASSES + 52
-"""The longest :class:`History` in a token: the opening (2 bytes), a byte per move, a byte per card
-played. ``LIMITS.token_bytes`` leaves room for it (:data:`MAX_OVERRIDES_BYTES`, checked at import)."""
-_OPENING = struct.Struct("<Bb")
-
-
-class History(NamedTuple):
-    """A deal's public history, read from its packed form (what a token and a game hold: bytes, so
-    that a move adds to it by one concatenation): how it opened (the leader and the opening card of
-    its ``DealStarted``, :func:`opening`) and every move made, in order. With the state it comes with,
-    it rebuilds every event of the deal (``bigtwo.service.core.Game.events_so_far``): the hands at
-    the start are the hands now plus what each seat played, and the events after the start are the
-    moves replayed.
-
-    ``moves`` holds one entry per move (:func:`move_bytes`): a byte ``seat << 4 | n``, then the n
-    cards played, one byte each (the card's index); n is 0 for a pass. Automatic passes are the
-    engine's and not listed."""
-
-    leader: int
-    opening_card: int
-    moves: bytes = b""
-
-    @classmethod
-    def unpack(cls, data: bytes) -> History:
-        """A packed history (the moves are read by :meth:`moves_made`)."""
-        leader, opening_card = _OPENING.unpack_from(data, 0)
-        return cls(leader, opening_card, bytes(data[_OPENING.size :]))
-
-    def moves_made(self) -> list[tuple[int, int]]:
-        """Every move: (seat, the cards played as a mask; 0 for a pass)."""
-        return read_moves(self.moves)
-
-
-def opening(leader: int, opening_card: int) -> bytes:
-    """A packed history with no move yet: how the deal opened."""
-    return _OPENING.pack(leader, opening_card)
-
-
-def without_last(history: bytes, mask: int) -> bytes:
-    """A packed history without its last move, which played ``mask`` (0: a pass)."""
-    return history[: -1 - mask.bit_count()]
-
-
-def read_moves(moves: bytes) -> list[tuple[int, int]]:
-    """The moves of a history: (seat, cards played as a mask; 0 for a pass)."""
-    out = []
-    at = 0
-    while at < len(moves):
-        head = moves[at]
-        count = head & 0xF
-        cards = moves[at + 1 : at + 1 + count]
-        if len(cards) != count or any(card >= 52 for card in cards):
-            raise ValueError("a move of the history does not parse")
-        mask = 0
-        for card in cards:
-            mask |= 1 << card
-        out.append((head >> 4, mask))
-        at += 1 + count
-    return out
-
-
-_CARD_BYTES: BoundedCache[int, bytes] = BoundedCache("service.tokens.card_bytes", 8192)
-"""A play's cards as a history holds them, by mask."""
-
-
-def move_bytes(seat: int, mask: int) -> bytes:
-    """One move as a history holds it (``mask`` 0: a pass)."""
-    if not mask:
-        return _PASSES[seat]
-    known = _CARD_BYTES.get(mask)
-    if known is None:
-        known = _CARD_BYTES.put(mask, bytes(index for index in range(52) if mask >> index & 1))
-    return bytes((seat << 4 | len(known),)) + known
-
-
-_PASSES = tuple(bytes((seat << 4,)) for seat in range(MAX_SEATS))
-
-
-def _check_history_format() -> None:
-    """A history's move is one byte ``seat << 4 | cards``: every seat and every play's number of
-    cards (the engine's play sizes) must fit four bits."""
-    if MAX_SEATS > 0xF or max(VALID_SIZES) > 0xF:
-        raise BoundError("a seat or a play's number of cards no longer fits a history's four bits")
-
-
-_check_history_format()
-
-
 class PackedState(NamedTuple):
     """A :class:`DealState` in its token form, unpacked only when needed: the state before the
     last move is read only by a retry, and is written into the next token as it came. A named
@@ -248,10 +154,13 @@ class Snapshot(NamedTuple):
     packed: PackedState | None = None
     """``state`` in token form, when it was read from a token (the next token's previous state)."""
     history: bytes = b""
-    """The deal's public history up to ``state``, packed (:class:`History`). A token always
-    carries one; its bound is checked when the token is read, its moves only when the events are
-    rebuilt (a token authenticates, so reading every move of every token would check only our own
-    writing, at a cost that grows with the deal)."""
+    """The deal's public history up to ``state``, packed (:class:`~bigtwo.service.history.History`).
+    A token always carries one; its bound is checked when the token is read, its moves only when the
+    events are rebuilt (a token authenticates, so reading every move of every token would check only
+    our own writing, at a cost that grows with the deal)."""
+    bots: int = 0
+    """A seat token's bot seats, one bit a seat: the seats PlayBots may play for the seat's device
+    (``DealRequest.bot_seats``); never the token's own seat, always 0 for the host's token."""
 
 
 class KeyRing:
@@ -390,7 +299,31 @@ _RULESETS: BoundedCache[bytes, Ruleset] = BoundedCache("service.tokens.rulesets"
 _ruleset_bytes: IdentityCache[Ruleset, bytes] = IdentityCache("service.tokens.ruleset_bytes", _ruleset_bytes_of, 256)
 _HEAD_BODY = struct.Struct("<8sBH")
 _IDENTITY = struct.Struct("<BQbbb")
-"""Explicit or not, the deal code's seed or the hands' digest, the face-up card and its seat, the viewer."""
+"""Explicit or not, the deal code's seed or the hands' digest, the face-up card and its seat, the viewer.
+The viewer byte is -1 for the host's token, else ``seat | bots << VIEWER_SEAT_BITS`` (:func:`viewer_byte`):
+a seat token's bot seats travel in the byte that names its seat, so tokens issued before bot seats
+existed read as they did (no bots) and the layout kept its version."""
+VIEWER_SEAT_BITS = 3
+"""Bits of the viewer byte that hold the seat (seats 0..3 need 2; the third keeps the mask clear of
+any seat count the bounds allow): the bot mask (4 bits for 4 seats) above them keeps the byte at
+most ``3 | 15 << 3 = 123``, within a signed byte."""
+if MAX_SEATS > 1 << VIEWER_SEAT_BITS or (MAX_SEATS - 1) | ((1 << MAX_SEATS) - 1) << VIEWER_SEAT_BITS > 127:
+    raise BoundError("a seat and a bot mask no longer fit a token's signed viewer byte")
+
+
+def viewer_byte(viewer: int, bots: int) -> int:
+    """The viewer byte of a token bound to ``viewer`` (-1: the host's) with bot seats ``bots``."""
+    return -1 if viewer < 0 else viewer | bots << VIEWER_SEAT_BITS
+
+
+def check_viewer(viewer: int, bots: int, players: int) -> None:
+    """A ValueError unless ``viewer`` and ``bots`` are what a token of ``players`` seats may carry."""
+    if not -1 <= viewer < players:
+        raise ValueError("no such viewer seat")
+    if bots >= 1 << players or (viewer < 0 and bots) or (viewer >= 0 and bots >> viewer & 1):
+        raise ValueError("bot seats that are not other seats of a seat token")
+
+
 _MOVE = struct.Struct("<BQB")
 _LENGTH = struct.Struct("<H")
 
@@ -469,7 +402,7 @@ class TokenCodec:
                 snap.identity.value,
                 snap.face_up_card,
                 snap.face_up_seat,
-                snap.viewer,
+                viewer_byte(snap.viewer, snap.bots),
             ),
             state := _pack_state(snap.state, players),
         ]
@@ -482,13 +415,13 @@ class TokenCodec:
         else:
             parts.append(b"\x00")
         history = snap.history
-        if len(history) < _OPENING.size:
+        if len(history) < OPENING.size:
             raise ValueError("a token carries the deal's history")
         parts += (_LENGTH.pack(len(history)), history)
         token = self.keys.seal(b"".join(parts))
         if self.issued is not None:
             # As decode would read it back: with the state packed as the token holds it.
-            self.issued.add(token, Snapshot(*snap[:8], PackedState(state, players), history))
+            self.issued.add(token, Snapshot(*snap[:8], PackedState(state, players), history, snap.bots))
         return token
 
     def decode(self, token: bytes, path: str = "game.state_token") -> Snapshot:
@@ -531,8 +464,10 @@ class TokenCodec:
         explicit, value, face_up_card, face_up_seat, viewer = _IDENTITY.unpack_from(body, offset)
         offset += _IDENTITY.size
         players = ruleset.players
-        if not -1 <= viewer < players:
-            raise ValueError("no such viewer seat")
+        bots = 0
+        if viewer >= 0:
+            viewer, bots = viewer & (1 << VIEWER_SEAT_BITS) - 1, viewer >> VIEWER_SEAT_BITS
+        check_viewer(viewer, bots, players)
         state_at = offset
         state, offset = _unpack_state(body, offset, players)
         packed = PackedState(body[state_at:offset], players)
@@ -552,7 +487,7 @@ class TokenCodec:
         (length,) = _LENGTH.unpack_from(body, offset)
         offset += _LENGTH.size
         history = bytes(body[offset : offset + length])
-        if len(history) != length or not _OPENING.size <= length <= MAX_HISTORY_BYTES:
+        if len(history) != length or not OPENING.size <= length <= MAX_HISTORY_BYTES:
             raise ValueError("the history is truncated, or longer than a deal's")
         offset += length
         if offset != len(body):
@@ -568,6 +503,7 @@ class TokenCodec:
             viewer,
             packed,
             history,
+            bots,
         )
 
 

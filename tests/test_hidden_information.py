@@ -236,6 +236,7 @@ def test_a_seat_token_acts_and_asks_for_its_seat_only(host: Host) -> None:
         ("NextHint", api.NextHintRequest(game=seat_game)),
         ("TimeoutMove", api.TimeoutMoveRequest(game=seat_game)),
         ("BotMove", api.BotMoveRequest(game=seat_game, level="random")),
+        ("PlayBots", api.PlayBotsRequest(game=seat_game)),  # a seat token dealt without bot seats
         ("NameCards", api.NameCardsRequest(game=seat_game, seat=leader, cards="3D")),
         ("ValidateMove", api.ValidateMoveRequest(game=seat_game, move=pb.Move(seat=leader, text="3D"))),
         ("ApplyMove", api.ApplyMoveRequest(game=seat_game, move=pb.Move(index=0, seat=leader, text="3D"))),

@@ -262,6 +262,8 @@ class Corpus:
         self.unary("NameCards", api.NameCardsRequest(cards=hand.split()[0], ruleset=rules, table="2S"))
         self.unary("NameCards", api.NameCardsRequest(cards=hand.split()[-1], game=game, seat=deal.to_act))
         self.unary("BotMove", api.BotMoveRequest(game=game, level="good", seed=3))
+        bots = [api.BotSeat(seat=seat, level="beginner", seed=seat) for seat in range(players) if seat != 1]
+        self.unary("PlayBots", api.PlayBotsRequest(game=game, bots=bots))
         self.unary("ReplayLog", api.ReplayLogRequest(log=log, view_seat=0))
         self.unary("ScoreDeal", api.ScoreDealRequest(game=pb.Game(state_token=over)))
         counts = api.CardCounts(ruleset=rules, cards_left=[0, *range(3, 3 + players - 1)])

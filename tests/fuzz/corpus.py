@@ -391,6 +391,13 @@ def valid_requests(corpus: Corpus, rng: random.Random) -> dict[str, list[bytes]]
             out["BotMove"].append(
                 api.BotMoveRequest(game=by_token, level=rng.choice(LEVELS), seed=rng.getrandbits(64), simulations=8)
             )
+        if stage < n:
+            bots = [api.BotSeat(seat=seat, level=rng.choice(LEVELS[:3]), seed=rng.getrandbits(64)) for seat in range(2)]
+            out["PlayBots"].append(api.PlayBotsRequest(game=by_token, bots=bots))
+            mine = rng.randrange(game.players)
+            others = [seat for seat in range(game.players) if seat != mine]
+            seated = api.DealRequest(ruleset=game.ruleset, view_seat=mine, bot_seats=others)
+            out["Deal"].append(seated)
         if game.result is not None:
             out["ScoreDeal"].append(api.ScoreDealRequest(game=pb.Game(state_token=game.tokens[-1])))
             out["ScoreDeal"].append(
@@ -441,6 +448,7 @@ UNARY_RPCS: dict[str, tuple[type[Message], type[Message]]] = {
     "SettleMatch": (api.SettleMatchRequest, api.SettleMatchResponse),
     "ReplayLog": (api.ReplayLogRequest, api.ReplayLogResponse),
     "BotMove": (api.BotMoveRequest, api.BotMoveResponse),
+    "PlayBots": (api.PlayBotsRequest, api.PlayBotsResponse),
     "AuditLog": (api.AuditLogRequest, api.AuditLogResponse),
 }
 """Every unary RPC of bigtwo.v1.BigTwoService with its request and reply messages."""

@@ -301,6 +301,9 @@ class Hostile:
             name += ":context"
         if rng.random() < 0.5:
             request.view_seat = rng.choice(UINT32_EDGES)
+        if rng.random() < 0.3:
+            request.bot_seats.extend(rng.choice((0, 1, 2, 3, *UINT32_EDGES)) for _ in range(rng.choice((1, 3, 100))))
+            name += ":bot-seats"
         return request, name.strip(":")
 
     def ValidateMove(self, rng: random.Random) -> tuple[Message, str]:
@@ -414,6 +417,18 @@ class Hostile:
         if request.level == "pro" and request.simulations in (0, 16) and request.max_ms == 0:
             request.simulations = 8  # the default budget is for real tables, not for a fuzzer's thousands
         return request, name
+
+    def PlayBots(self, rng: random.Random) -> tuple[Message, str]:
+        game, name = self.game(rng)
+        request = api.PlayBotsRequest(game=game)
+        count = rng.choice((0, 1, 4, 5, 100))
+        # No pro: a host's token with every seat a bot plays up to a whole call's moves, which at the
+        # pro level's default budget is seconds per call, not a fuzzer's thousands of cases.
+        levels = (*(level for level in LEVELS if level != "pro"), *HOSTILE_STRINGS)
+        for _ in range(count):
+            seat = rng.choice((0, 1, 2, 3, *UINT32_EDGES))
+            request.bots.add(seat=seat, level=rng.choice(levels), seed=rng.choice(UINT64_EDGES))
+        return request, f"{name}:bots-{count}"
 
     def AuditLog(self, rng: random.Random) -> tuple[Message, str]:
         request = api.AuditLogRequest(want_steps=rng.random() < 0.5, require_signature=rng.random() < 0.3)
