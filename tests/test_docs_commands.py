@@ -29,7 +29,7 @@ How a block runs, and why:
   ``BIGTWO_*`` variable of the caller's;
 * stdin empty: an interactive ``bigtwo play`` deals, prompts, reads the end of its input, saves the
   match and exits 0;
-* the documented fixed ports (gRPC 50051-50053, metrics 9464-9466) moved to free ones, in the
+* the documented fixed ports (gRPC 50051-50053, metrics 9464-9466, browser 8080-8081) moved to free ones, in the
   block's text and in the defaults it relies on (``BIGTWO_PORT``, ``BIGTWO_METRICS_PORT``,
   ``BIGTWO_HEALTH_TARGET``), so a block never meets a developer's ``make run`` or another test;
 * a time limit, and its own process group: whatever the block leaves running is stopped, and a
@@ -65,6 +65,8 @@ RUN, RUN_WITH_SERVER, SKIP = "run", "run with-server", "skip"
 
 GRPC_PORTS = (50051, 50052, 50053)
 METRICS_PORTS = (9464, 9465, 9466)
+WEB_PORTS = (8080, 8081)
+"""The browser port's documented ports (``bigtwo run``'s 8080), moved like the others."""
 """The fixed ports the docs show; a run block may use no other 127.0.0.1 port."""
 
 BLOCK_SECONDS = 90.0
@@ -223,6 +225,8 @@ def port_map(service: Service | None = None) -> dict[int, int]:
     grpc_first, metrics_first = free_run(len(GRPC_PORTS)), free_run(len(METRICS_PORTS))
     mapping = {port: grpc_first + k for k, port in enumerate(GRPC_PORTS)}
     mapping.update({port: metrics_first + k for k, port in enumerate(METRICS_PORTS)})
+    web_first = free_run(len(WEB_PORTS))
+    mapping.update({port: web_first + k for k, port in enumerate(WEB_PORTS)})
     if service is not None:
         mapping.update({GRPC_PORTS[0]: service.port, METRICS_PORTS[0]: service.metrics_port})
     return mapping
@@ -427,7 +431,7 @@ def test_the_docs_invoke_the_commands_one_way() -> None:
 def test_run_blocks_use_only_the_documented_ports() -> None:
     for block in runnable_blocks():
         ports = {int(p) for p in re.findall(r"127\.0\.0\.1:(\d+)", block.text)}
-        assert ports <= set(GRPC_PORTS + METRICS_PORTS), f"{block.where}: fixed ports {ports}"
+        assert ports <= set(GRPC_PORTS + METRICS_PORTS + WEB_PORTS), f"{block.where}: fixed ports {ports}"
 
 
 def test_a_block_fails_on_any_failing_step_and_on_what_it_leaves_running(tmp_path: Path) -> None:
