@@ -334,6 +334,7 @@ class Hosting:
         )
         return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 
+
 class ServiceCore(Core):
     """The real core plus the stream session factory the hosting needs."""
 

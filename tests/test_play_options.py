@@ -21,10 +21,10 @@ from bigtwo.cli.arguments import ruleset_from_args
 from bigtwo.cli.errors import UsageError
 from bigtwo.cli.main import build_parser
 from bigtwo.cli.main import main as cli_main
-from bigtwo.engine.replay.html import match_result_text, render_html
 from bigtwo.client.replay_files import read_replay
 from bigtwo.engine import PRESET_NAMES, Deal, DealCode, Reason, Refusal, Ruleset, deal_from_code, preset
 from bigtwo.engine.replay import ReplayWriter, SeatInfo, audit_log, dumps, loads
+from bigtwo.engine.replay.html import match_result_text, render_html
 from bigtwo.engine.replay.names import distinct_names, seat_label, seat_labels
 
 GOLDEN = Path(__file__).parent / "golden"
