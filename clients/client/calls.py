@@ -119,9 +119,11 @@ RPCS: tuple[Rpc[Any], ...] = (
     PLAY_STREAM,
 )
 UNARY_RPCS = tuple(rpc for rpc in RPCS if not rpc.streaming)
-NOT_OFFERED = frozenset({"AuditLog"})
+NOT_OFFERED = frozenset({"AuditLog", "PlayBots"})
 """RPCs of the service the client does not wrap: replay files are audited where they are read
-(:mod:`bigtwo.engine.replay`), so a client has no use for the remote audit."""
+(:mod:`bigtwo.engine.replay`), so a client has no use for the remote audit; and this client is a
+table host, holding the state token, whose table moves its bot seats with ``BotMove`` and a seed per
+turn, while ``PlayBots`` is for a seat's device that holds only a seat token (the browser table)."""
 
 
 @dataclass(slots=True)
