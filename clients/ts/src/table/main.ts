@@ -85,7 +85,11 @@ class TablePage {
     this.ui.connection.textContent = `Connected to ${location.host} over ${connection.label}.`;
     const seed = Number(query.get("seed"));
     this.seed = Number.isSafeInteger(seed) && seed > 0 ? seed : crypto.getRandomValues(new Uint32Array(1))[0] ?? 1;
-    this.hand = new HandView(this.ui.hand, () => void this.updateReadout());
+    // A refusal is about the selection that was sent: a new selection replaces it with its readout.
+    this.hand = new HandView(this.ui.hand, () => {
+      this.ui.refusal.textContent = "";
+      void this.updateReadout();
+    });
     this.wire();
   }
 
@@ -363,6 +367,7 @@ class TablePage {
   private async call<T>(work: () => Promise<T>): Promise<T | undefined> {
     this.busy = true;
     document.body.setAttribute("aria-busy", "true");
+    this.showPhase();
     this.ui.error.textContent = "";
     this.ui.retry.hidden = true;
     try {
