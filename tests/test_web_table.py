@@ -107,6 +107,25 @@ def test_cards_are_named_for_screen_readers(summary: dict[str, Any]) -> None:
     assert summary["refusal"]["label"] == f"{RANK_NAMES[card[0]]} of {SUIT_NAMES[card[1]]}"
 
 
+SUITS_LOW_TO_HIGH = "DCHS"  # classic's suit_order
+RANKS_LOW_TO_HIGH = "3456789TJQKA2"
+
+
+def test_the_hand_sorts_by_rank_by_suit_and_into_the_services_plays(summary: dict[str, Any]) -> None:
+    sorts = summary["sorts"]
+    by_rank, by_suit = sorts["byRank"], sorts["bySuit"]
+    assert sorted(by_rank) == sorted(by_suit) and len(by_rank) > 1
+
+    def strength(card: str) -> tuple[int, int]:
+        return RANKS_LOW_TO_HIGH.index(card[0]), SUITS_LOW_TO_HIGH.index(card[1])
+
+    assert by_rank == sorted(by_rank, key=strength)
+    assert by_suit == sorted(by_suit, key=lambda card: strength(card)[::-1])
+    # "Into plays" shows SplitHand's answer as it is, one group per play.
+    assert sorts["groups"] == sorts["plays"]
+    assert sorts["backToRank"]
+
+
 def test_whole_deals_are_played_by_clicks_by_keys_and_over_grpc_web(summary: dict[str, Any]) -> None:
     first, second, grpc_web = summary["deals"]
     for deal in summary["deals"]:

@@ -419,6 +419,26 @@ async function settlementShown(page: Page, recorder: Recorder): Promise<Record<s
 
 let lastPage: Page | undefined;
 
+/** The hand's order under U (by suit) and L (into plays: SplitHand's groups), then back to R. */
+async function trySorts(page: Page, recorder: Recorder): Promise<Record<string, JsonValue>> {
+  const order = () => page.$$eval("#hand button.card", (buttons) => buttons.map((button) => button.getAttribute("data-card") ?? ""));
+  const byRank = await order();
+  await page.keyboard.press("u");
+  const bySuit = await order();
+  const split = page.waitForResponse((response) => methodOf(response.url()) === "SplitHand");
+  await page.keyboard.press("l");
+  await split;
+  await page.waitForFunction(() => document.querySelectorAll("#hand .card-group").length > 1 || document.querySelectorAll("#hand button.card").length < 2);
+  const groups = await page.$$eval("#hand .card-group", (spans) =>
+    spans.map((span) => [...span.querySelectorAll("button.card")].map((button) => button.getAttribute("data-card")).join(" ")),
+  );
+  const exchanges = await recorder.settled();
+  const answer = [...exchanges].reverse().find((exchange) => exchange.method === "SplitHand")?.answer;
+  const plays = list(field(answer, "plays")).map((play) => String(field(play, "cards", "text") ?? ""));
+  await page.keyboard.press("r");
+  return { byRank, bySuit, groups, plays, backToRank: (await order()).join(" ") === byRank.join(" ") };
+}
+
 async function openTable(query: string, userDataDir: string) {
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: "/usr/bin/chromium",
@@ -461,7 +481,12 @@ async function main(): Promise<Record<string, JsonValue>> {
     await shot(page, "settlement");
     const deal1 = await settlementShown(page, recorder);
     await page.keyboard.press("n");
-    const keyTurns = await playDeal(page, true);
+    let sorts: Record<string, JsonValue> = {};
+    const keyTurns = await playDeal(page, true, {
+      first: async () => {
+        sorts = await trySorts(page, recorder);
+      },
+    });
     const deal2 = await settlementShown(page, recorder);
     const connectExchanges = await recorder.settled();
     const connectAudit = audit(connectExchanges);
@@ -488,6 +513,7 @@ async function main(): Promise<Record<string, JsonValue>> {
     check(errors.length === 0, `page errors: ${errors.join("; ")}`);
     return {
       refusal,
+      sorts,
       deals: [
         { turns: clickTurns, ...deal1 },
         { turns: keyTurns, ...deal2 },

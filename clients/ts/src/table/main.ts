@@ -98,6 +98,7 @@ class TablePage {
   async loadPresets(): Promise<void> {
     const answer = await this.call(() => send(SETTINGS, (call) => this.client.listPresets({}, call)));
     if (answer === undefined) {
+      this.offerRetry(() => this.loadPresets());
       return;
     }
     this.presets = answer.presets;
