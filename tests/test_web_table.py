@@ -139,11 +139,12 @@ def test_whole_deals_are_played_by_clicks_by_keys_and_over_grpc_web(summary: dic
     assert grpc_web["connection"].endswith("over gRPC-Web binary.")
 
 
-def test_the_replay_link_carries_the_deal_code_and_every_move(summary: dict[str, Any]) -> None:
+def test_the_replay_link_opens_the_services_replay_of_the_deal(summary: dict[str, Any]) -> None:
     for deal in summary["deals"]:
-        assert deal["replayPath"] == "/replay"
-        assert deal["dealCode"] and deal["replayDealCode"] == deal["dealCode"]
-        assert len(deal["replayMoves"]) == deal["movesMade"]
+        # GET /replay?token=...: the deal's final seat token, never a host token.
+        assert deal["replayPath"] == "/replay" and deal["replayTokenIsSeatToken"]
+        assert deal["replayStatus"] == 200 and deal["replayType"].startswith("text/html")
+        assert deal["dealCode"] and deal["replayNamesDeal"]
 
 
 def test_no_answer_shows_another_seats_cards_or_a_host_token(summary: dict[str, Any]) -> None:

@@ -65,13 +65,16 @@ function grpcWebMessages(body: Uint8Array): Uint8Array[] {
   return messages;
 }
 
+/** Zeros and empty fields written out, so a winner of seat 0 reads as 0, not as missing. */
+const ALL_FIELDS = { alwaysEmitImplicit: true } as const;
+
 /** A body of any of the page's protocols as canonical JSON of `schema` (undefined when it holds none). */
 function decode(schema: DescMessage, contentType: string, body: Uint8Array): JsonValue | undefined {
   const json = contentType.includes("json");
   const parse = (bytes: Uint8Array): JsonValue =>
     json
-      ? toJson(schema, fromJson(schema, JSON.parse(new TextDecoder().decode(bytes)) as JsonValue, { ignoreUnknownFields: true }))
-      : toJson(schema, fromBinary(schema, bytes));
+      ? toJson(schema, fromJson(schema, JSON.parse(new TextDecoder().decode(bytes)) as JsonValue, { ignoreUnknownFields: true }), ALL_FIELDS)
+      : toJson(schema, fromBinary(schema, bytes), ALL_FIELDS);
   if (contentType.startsWith("application/grpc-web")) {
     const [first] = grpcWebMessages(body);
     return first === undefined ? undefined : parse(first);
@@ -134,7 +137,7 @@ class Recorder {
     }
     const json = decode(method.input, request.headers()["content-type"] ?? "", new Uint8Array(body));
     walk(json, (key, value) => {
-      if (key === "stateToken" && typeof value === "string") {
+      if (key === "stateToken" && typeof value === "string" && value !== "") {
         this.sentTokens.push(value);
       }
     });
@@ -269,7 +272,7 @@ function audit(exchanges: readonly Exchange[]): DealAudit[] {
     walk(answer, (key, value) => {
       if (key === "dealStarted") {
         list(field(value, "hands")).forEach((hand, seat) => {
-          if (seat !== PERSON && field(hand, "text") !== undefined) {
+          if (seat !== PERSON && String(field(hand, "text") ?? "") !== "") {
             tally.hiddenHandsShown += 1;
           }
         });
@@ -386,6 +389,10 @@ async function provokeRefusal(page: Page, recorder: Recorder): Promise<Record<st
   };
 }
 
+function base64url(standard: string): string {
+  return standard.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
 /** What the settlement shows against what ScoreDeal and SettleMatch answered. */
 async function settlementShown(page: Page, recorder: Recorder): Promise<Record<string, JsonValue>> {
   const rows = await page.$$eval("#scores tr", (trs) =>
@@ -403,6 +410,10 @@ async function settlementShown(page: Page, recorder: Recorder): Promise<Record<s
   const href = (await page.getAttribute("#replay", "href")) ?? "";
   const replay = new URL(href, baseUrl);
   const final = [...exchanges].reverse().find((exchange) => field(exchange.answer, "table", "over") === true);
+  const dealCode = String(field(final?.answer, "table", "dealCode") ?? "");
+  // The link as a person would follow it: the service's HTML replay of this very deal.
+  const replayAnswer = await page.context().request.get(replay.href);
+  const replayHtml = await replayAnswer.text();
   return {
     shownScores: rows.map((row) => row.score),
     shownTotals: rows.map((row) => row.total),
@@ -410,10 +421,11 @@ async function settlementShown(page: Page, recorder: Recorder): Promise<Record<s
     totals,
     winner: Number(field(score?.answer, "winner") ?? -1),
     replayPath: replay.pathname,
-    replayDealCode: replay.searchParams.get("deal_code") ?? "",
-    replayMoves: replay.searchParams.getAll("move"),
-    dealCode: String(field(final?.answer, "table", "dealCode") ?? ""),
-    movesMade: Number(field(final?.answer, "table", "movesMade") ?? -1),
+    replayTokenIsSeatToken: replay.searchParams.get("token") === base64url(String(field(final?.answer, "seatToken") ?? "")),
+    replayStatus: replayAnswer.status(),
+    replayType: replayAnswer.headers()["content-type"] ?? "",
+    replayNamesDeal: dealCode !== "" && replayHtml.includes(dealCode),
+    dealCode,
   };
 }
 

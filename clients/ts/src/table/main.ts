@@ -270,12 +270,7 @@ class TablePage {
     renderSettlement(this.ui.scores, card, standing, match.personSeat, match.bots);
     const sentence = matchSentence(standing, match.personSeat, match.bots);
     this.ui.matchState.textContent = `Deal ${deal.table.dealNumber} of the match. ${sentence}`;
-    this.ui.replay.href = replayHref({
-      ruleset: deal.ruleset,
-      dealCode: deal.table.dealCode,
-      context: deal.context,
-      moves: deal.moves.map((move) => move.text),
-    });
+    this.ui.replay.href = replayHref(deal.seatToken);
     this.ui.replay.textContent = `Replay deal ${deal.table.dealNumber} (deal code ${deal.table.dealCode})`;
     this.ui.nextDeal.hidden = standing.over;
     this.ui.settlement.hidden = false;
@@ -343,7 +338,8 @@ class TablePage {
   private record(events: readonly Event[]): void {
     const lines = events.map((event) => event.description).filter(Boolean);
     this.ui.log.append(...lines.map((line) => el("li", {}, line)));
-    this.ui.log.lastElementChild?.scrollIntoView({ block: "nearest" });
+    // Scrolls the list alone: scrollIntoView would move the whole page away from the hand.
+    this.ui.log.scrollTop = this.ui.log.scrollHeight;
     if (lines.length > 0) {
       this.say(lines.join(". "));
     }

@@ -77,8 +77,6 @@ export class SeatDeal {
   /** The person's hand as dealt (the deal's start), to tell what is theirs in every answer. */
   readonly dealtHand: string;
   readonly events: Event[] = [];
-  /** Every move of the deal by index: the log a replay needs. */
-  private readonly moveByIndex = new Map<number, MadeMove>();
 
   constructor(
     private readonly client: BigTwoClient,
@@ -86,8 +84,6 @@ export class SeatDeal {
     readonly ruleset: Ruleset,
     readonly personSeat: number,
     readonly bots: readonly BotSpec[],
-    /** The deal's place in its match, as it was dealt. */
-    readonly context: DealContext,
     answer: { seatToken: Uint8Array; table?: TableState; view?: SeatView; events: readonly Event[] },
   ) {
     if (answer.seatToken.length === 0) {
@@ -112,9 +108,9 @@ export class SeatDeal {
     return this.view.hand?.text ?? "";
   }
 
-  /** The moves made so far, in order ("pass" or the cards). */
-  get moves(): readonly MadeMove[] {
-    return [...this.moveByIndex.values()].sort((a, b) => a.index - b.index);
+  /** The latest seat token: answers for this seat only (the replay link carries the final one). */
+  get seatToken(): Uint8Array {
+    return this.token;
   }
 
   private adopt(answer: { seatToken: Uint8Array; table?: TableState; view?: SeatView; events: readonly Event[] }): void {
@@ -141,9 +137,6 @@ export class SeatDeal {
       const move = required(played.move, "bot move");
       return { index: move.index ?? 0, seat: move.seat, text: move.text, name: played.name };
     });
-    for (const move of moves) {
-      this.moveByIndex.set(move.index, move);
-    }
     this.adopt(answer);
     return { moves, events: answer.events };
   }
@@ -162,7 +155,6 @@ export class SeatDeal {
       return { moves: [], events: [], ...(refusal && { refusal }) };
     }
     const made = { index, seat: this.personSeat, text: outcome.isPass ? "pass" : (outcome.play?.cards?.text ?? text), name: outcome.play?.name ?? "" };
-    this.moveByIndex.set(index, made);
     this.adopt(answer);
     return { moves: [made], events: answer.events };
   }
@@ -253,7 +245,7 @@ export class SeatMatch {
         call,
       ),
     );
-    return new SeatDeal(this.client, this.settings, this.ruleset, this.personSeat, this.bots, context, answer);
+    return new SeatDeal(this.client, this.settings, this.ruleset, this.personSeat, this.bots, answer);
   }
 
   /** Score a finished deal and settle the match after it. */
