@@ -422,7 +422,11 @@ class TablePage {
 
   private onKey(event: KeyboardEvent): void {
     const target = event.target;
-    const typing = target instanceof HTMLInputElement || target instanceof HTMLSelectElement || target instanceof HTMLTextAreaElement;
+    // Letters belong to text fields and drop-downs; on a radio button or a card they are shortcuts.
+    const typing =
+      (target instanceof HTMLInputElement && target.type !== "radio") ||
+      target instanceof HTMLSelectElement ||
+      target instanceof HTMLTextAreaElement;
     if (typing || event.ctrlKey || event.metaKey || event.altKey || this.ui.game.hidden) {
       return;
     }
