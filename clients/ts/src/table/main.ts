@@ -242,10 +242,12 @@ class TablePage {
     if (deal === undefined || !deal.personsTurn || this.busy) {
       return;
     }
-    const play = await this.call(() => deal.hint(this.hand.selection));
-    if (this.deal !== deal) {
+    // Wrapped, so that a failed call (undefined) is told apart from "no play" (an unset play).
+    const answer = await this.call(async () => ({ play: await deal.hint(this.hand.selection) }));
+    if (answer === undefined || this.deal !== deal) {
       return;
     }
+    const play = answer.play;
     if (play?.cards === undefined) {
       this.hand.clear();
       this.say("No play beats the table: pass.");
