@@ -15,7 +15,7 @@ TOOLS  := .tools
 SHARED  ?= ../shared
 VECTORS := tests/vectors
 
-.PHONY: chromium prometheus node-deps ts-deps ts-proto buf-breaking api-baseline venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
+.PHONY: chromium prometheus node-deps ts-deps ts-proto ts-table buf-breaking api-baseline venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
 
 # venv: everything the tests, linters, benches and fuzzer need (the [dev] extras);
 # venv-runtime: only what the service and the bigtwo command need (what make run installs).
@@ -126,6 +126,10 @@ api-baseline: venv buf
 # fails when it is stale).
 ts-proto: ts-deps
 	cd $(TS) && npm run --silent generate
+# The browser table (clients/ts/src/table) bundled into service/table/ (committed, served at / by
+# --web-port); tests/test_web_table.py fails when the committed files differ from a fresh build.
+ts-table: ts-deps
+	cd $(TS) && node build_table.mjs
 
 # Mirror $(SHARED)/vectors/**/*.json into tests/vectors/ (subfolders kept), plus the format doc.
 vectors-refresh:
