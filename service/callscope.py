@@ -341,6 +341,9 @@ class CallScope:
                     fields["reason"] = info.moves[0][1]
             if info.bot_level:
                 fields["bot"] = info.bot_level
+            via = getattr(self.context, "via", None)  # a browser port's call (service/web.py)
+            if via is not None:
+                fields["via"] = via
             if info.bot_levels:
                 fields["bot_moves"] = len(info.bot_levels)
             if error is not None and code is not _CANCELLED:

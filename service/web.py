@@ -158,10 +158,13 @@ class WebCallContext:
     metadata, deadline, liveness, and the two ways a call ends with a status (``abort`` for a
     unary call, ``set_code``/``set_details``/``set_trailing_metadata`` for a stream)."""
 
-    __slots__ = ("_context", "code", "details", "trailing_metadata")
+    __slots__ = ("_context", "code", "details", "trailing_metadata", "via")
 
     def __init__(self, context: RequestContext[Any, Any]) -> None:
         self._context = context
+        content_type = context.request_headers.get("content-type", "")
+        self.via = "grpc-web" if content_type.startswith("application/grpc-web") else "connect"
+        """The browser protocol the call came by, for its log line (``via``)."""
         self.code = grpc.StatusCode.OK
         self.details = ""
         self.trailing_metadata: Sequence[tuple[str, str | bytes]] = ()

@@ -301,7 +301,13 @@ def test_web_calls_are_counted_and_logged_as_grpc_calls(web: Web, server: Server
     assert metric(server, series) == before + 3
     headers = {"x-request-id": "web-request-42"}
     client.execute_unary(request=api.DescribeRulesetRequest(ruleset=CLASSIC), method=DESCRIBE, headers=headers)
-    assert '"request_id": "web-request-42"' in server.log()
+    line = next(line for line in server.log().splitlines() if '"request_id": "web-request-42"' in line)
+    assert '"via": "connect"' in line and '"method": "DescribeRuleset"' in line
+    grpc_web = web.way(WAYS[3])
+    request = api.DescribeRulesetRequest(ruleset=CLASSIC)
+    grpc_web.execute_unary(request=request, method=DESCRIBE, headers={"x-request-id": "web-request-43"})
+    line = next(line for line in server.log().splitlines() if '"request_id": "web-request-43"' in line)
+    assert '"via": "grpc-web"' in line
 
 
 def test_cors_answers_only_the_allowed_origins(web: Web) -> None:
