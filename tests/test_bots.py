@@ -26,6 +26,7 @@ from bigtwo.engine import (
 )
 from bigtwo.engine.bots import LEVELS, Budget, ProBot, bot_for, timeout_bot_move
 from bigtwo.engine.bots.base import Bot
+from bigtwo.tools.tournament import TournamentResult
 
 TINY = Budget(simulations=12, steps=300, candidates=3)
 
@@ -310,3 +311,118 @@ def test_tournament_seating_and_reproducibility() -> None:
     two = run_tournament(ruleset, ["great", "random"], 3, 7, jobs=2)
     assert one.points == two.points
     assert all(0.0 <= p <= 1.0 for p in one.points["great"])
+
+
+def _bench_result(preset: str, points: dict[str, list[float]]) -> TournamentResult:
+    ruleset = Ruleset.from_mapping({"preset": preset})
+    deals = len(next(iter(points.values())))
+    return TournamentResult(ruleset, tuple(points), deals, points, {level: [1.0] for level in points})
+
+
+def test_bots_bench_verdicts_on_fabricated_results() -> None:
+    from bigtwo.tools.bots_bench import ladder_verdict, pro_verdict
+
+    wobble = [0.0, 0.2, -0.2, 0.1, -0.1, 0.0]
+    # classic: penalty points, lower is better, so great's fewer points read as a positive difference.
+    ordered = _bench_result(
+        "classic",
+        {
+            "great": [2 + w for w in wobble],
+            "good": [3 + w for w in wobble],
+            "beginner": [5 - w for w in wobble],
+            "random": [7 + w for w in wobble],
+        },
+    )
+    verdict = ladder_verdict(ordered)
+    assert verdict["ordered"] and verdict["failing"] == []
+    assert [p["pair"] for p in verdict["pairs"]] == ["beginner-random", "good-beginner", "great-good"]
+    assert verdict["pairs"][2]["mean"] == pytest.approx(1.0) and verdict["pairs"][2]["ci95"][0] > 0
+    # good scores more penalty than beginner on every deal: a reversal; great - good sits on zero.
+    broken = _bench_result(
+        "classic",
+        {
+            "great": [6 + w for w in wobble],
+            "good": [6 - w for w in wobble],
+            "beginner": [5 + w for w in wobble],
+            "random": [7 + w for w in wobble],
+        },
+    )
+    verdict = ladder_verdict(broken)
+    assert not verdict["ordered"]
+    assert verdict["failing"] == [
+        {"pair": "good-beginner", "why": "reversed"},
+        {"pair": "great-good", "why": "unresolved"},
+    ]
+    # web is zero-sum (higher is better): no sign flip.
+    pro = _bench_result("web", {"pro": [1.5 + w for w in wobble], "great": [0.0] * 6})
+    assert pro_verdict(pro, "web")["met"]
+    short = _bench_result("web", {"pro": [0.6 + w for w in wobble], "great": [0.0] * 6})
+    assert pro_verdict(short, "web")["verdict"] == "below +1.0"
+    # no +1.0 target outside classic and web (taiwan's points are a win rate): being ahead is enough.
+    taiwan = _bench_result("taiwan", {"pro": [0.4 + w for w in wobble], "great": [0.0] * 6})
+    assert pro_verdict(taiwan, "taiwan")["verdict"] == "ahead"
+    # the table names the failing pair
+    from bigtwo.tools.bots_bench import Cell, cell_report, table
+    from rich.console import Console
+
+    cell = Cell("classic", 4, broken.ruleset, with_pro=False)
+    report = {"deals": 6, "pro_deals": 0, "seed": 0, "cells": [cell_report(cell, broken, None)]}
+    console = Console(width=200, record=True)
+    console.print(table(report))
+    text = console.export_text()
+    assert "not ordered" in text and "good-beginner reversed" in text and "strictly ordered" not in text
+
+
+def test_bots_bench_short_run(tmp_path: Path) -> None:
+    report_path = tmp_path / "bench.json"
+    common = ["--presets", "classic", "--players", "2,3", "--deals", "20", "--pro-deals", "4"]
+    common += ["--pro-presets", "classic", "--pro-players", "2", "--pro-sims", "12", "--pro-steps", "300"]
+    common += ["--jobs", "1", "--no-progress", "--json", str(report_path)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "bigtwo.tools.bots_bench", *common],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "estimated run time" in proc.stderr
+    assert "better-is-positive" in proc.stdout and "sign flipped under penalty" in proc.stdout
+    for header in ("beginner − random", "good − beginner", "great − good", "pro − great", "p50/p95/p99"):
+        assert header in proc.stdout
+    report = json.loads(report_path.read_text())
+    assert {"seed", "deals", "pro_deals", "orientation", "pro_target", "skipped", "cells"} <= set(report)
+    assert [(c["preset"], c["players"]) for c in report["cells"]] == [("classic", 2), ("classic", 3)]
+    two, three = report["cells"]
+    assert two["lower_is_better"] and three["pro"] is None
+    assert two["pro"]["deals"] == 4 and two["pro"]["pair"] == "pro-great" and two["pro"]["target"] == 1.0
+    for cell in report["cells"]:
+        ladder = cell["ladder"]
+        assert ladder["deals"] == 20 and len(ladder["pairs"]) == 3
+        assert ladder["ordered"] == (ladder["failing"] == [])
+        assert ladder["ordered"] == all(p["ci95"][0] > 0 for p in ladder["pairs"])
+        tournament = ladder["tournament"]["pairs"]
+        # better-is-positive: classic's penalty differences come out of the tournament sign-flipped
+        assert ladder["pairs"][2]["mean"] == pytest.approx(-tournament["great-good"]["mean"], abs=1e-3)
+        expected = {"great", "good", "beginner", "random"} | ({"pro"} if cell["pro"] else set())
+        assert set(cell["decide_ms"]) == expected
+        for times in cell["decide_ms"].values():
+            assert times["decisions"] > 0
+            assert 0 <= times["p50"] <= times["p95"] <= times["p99"]
+    verdict_word = "strictly ordered" if two["ladder"]["ordered"] else "not ordered"
+    assert verdict_word in proc.stdout
+
+
+def test_bots_bench_same_results_for_any_jobs() -> None:
+    from bigtwo.tools.bots_bench import parse_args, run
+
+    def measured(jobs: str) -> list[dict[str, object]]:
+        argv = ["--presets", "web", "--players", "3", "--deals", "6", "--pro-deals", "0", "--no-progress"]
+        cells = run(parse_args([*argv, "--jobs", jobs]))["cells"]
+        # decision times and wall seconds are the clock's; everything else must match to the digit
+        for cell in cells:
+            del cell["decide_ms"], cell["seconds"]
+            for summary in cell["ladder"]["tournament"]["levels"].values():
+                del summary["decide_ms_p95"]
+        return list(cells)
+
+    assert measured("1") == measured("2")

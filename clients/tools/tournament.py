@@ -168,11 +168,17 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
-def p95(values: Sequence[float]) -> float:
+def percentile(values: Sequence[float], q: float) -> float:
+    """The nearest-rank ``q``-th percentile (0 < q <= 100): a value that was measured, never an
+    interpolation between two decisions."""
     if not values:
         return 0.0
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+    return ordered[max(0, min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1))]
+
+
+def p95(values: Sequence[float]) -> float:
+    return percentile(values, 95)
 
 
 def run_tournament(
