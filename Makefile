@@ -60,11 +60,17 @@ bench: venv
 	$(PY) -m bigtwo.tools.stall_bench
 	$(PY) -m bigtwo.tools.web_bench --json --seconds 2 --rounds 3
 
-# Issue 6's bars for the bot levels (slow: pro at 2000 deals takes hours on 2 cores; see docs/BOTS.md).
-BOT_DEALS ?= 2000
-PRO_DEALS ?= 2000
+# Issue 17's bot ladder (docs/BOTS.md): random < beginner < good < great on BOT_DEALS duplicate deals
+# under every preset at 2, 3 and 4 players, pro - great on PRO_DEALS where PRO_PRESETS x PRO_PLAYERS say
+# (BENCH_BOTS_FLAGS=--pro-all for every cell: hours more); it prints its estimated run time first.
+BOT_DEALS   ?= 2000
+PRO_DEALS   ?= 400
+PRO_PRESETS ?= classic,web
+PRO_PLAYERS ?= 4
+BENCH_BOTS_FLAGS ?=
 bench-bots: venv
-	$(PY) -m bigtwo.tools.bots_bench --deals $(BOT_DEALS) --pro-deals $(PRO_DEALS) --jobs 2 --json bench-bots.json
+	$(PY) -m bigtwo.tools.bots_bench --deals $(BOT_DEALS) --pro-deals $(PRO_DEALS) --pro-presets $(PRO_PRESETS) \
+	  --pro-players $(PRO_PLAYERS) --jobs 2 --json bench-bots.json --plot bench-bots.png $(BENCH_BOTS_FLAGS)
 
 # Issue 13's fuzzing: a client that knows only the proto sends FUZZ_REQUESTS generated requests to
 # every RPC of a fresh server in each mode (aio, then sync); fails on UNKNOWN/INTERNAL, a hang, an
