@@ -33,11 +33,13 @@ from ..observation import Observation
 from ..rules import Penalty, Ruleset, Settlement
 from ..tables import tables_for
 from .base import View, move_of, state_with_hands, view_in_deal, view_of
+from .endgame import DEFAULT_NODE_BUDGET, EndgameSolver, position_of
 from .heuristic import OrderFn, finalize, great_order
 
 DEFAULT_SIMULATIONS = 400
 DEFAULT_STEPS = 2000
 DEFAULT_CANDIDATES = 4
+DEFAULT_ENDGAME_CARDS = 14
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +57,12 @@ class Budget:
     pass_tries: int = 4
     """Guesses drawn per world to find hands consistent with the other seats' passes (1: ignore
     passes)."""
+    endgame_cards: int = DEFAULT_ENDGAME_CARDS
+    """Solve each world exactly (:mod:`.endgame`) instead of rolling it out when the hands hold at
+    most this many cards in all (0: never)."""
+    endgame_nodes: int = DEFAULT_NODE_BUDGET
+    """New positions one world's exact solve may visit; past it that world is rolled out, and so
+    is every later world of the decision. Each position visited counts as one rollout step."""
 
 
 def sample_hands(observation: Observation, ruleset: Ruleset, rng: random.Random) -> tuple[int, ...]:
@@ -161,7 +169,9 @@ class ProBot:
         self.last_rollouts = 0
         """Rollouts run by the last decision (for tests and measurements)."""
         self.last_steps = 0
-        """Rollout moves made by the last decision."""
+        """Rollout moves made, plus endgame positions visited, by the last decision."""
+        self.last_solved = 0
+        """Worlds of the last decision valued by exact search rather than rollouts."""
 
     def candidates(self, view: View) -> list[int]:
         legal = {e & CARD_MASK for e in view.legal}
@@ -182,6 +192,7 @@ class ProBot:
     def search(self, observation: Observation, ruleset: Ruleset, view: View, rng: random.Random) -> int:
         self.last_rollouts = 0
         self.last_steps = 0
+        self.last_solved = 0
         cands = self.candidates(view)
         if len(cands) == 1 or cands[0] == view.hand:
             return cands[0]
@@ -191,11 +202,19 @@ class ProBot:
         totals = [0.0] * len(cands)
         diff_sq = [0.0] * len(cands)
         done = 0
+        solver = None
+        if sum(observation.cards_left) <= budget.endgame_cards and observation.opening_card < 0:
+            # One solver (one transposition table) per decision: dropped when the decision ends.
+            solver = EndgameSolver(ruleset, budget.endgame_nodes)
         for _ in range(max(1, budget.simulations // len(cands))):
             if done and self._out_of_budget(started):
                 break
             hands = self._world(observation, ruleset, clues, rng)
-            values = self._rollouts(Deal.from_state(ruleset, state_with_hands(observation, hands)), view.seat, cands)
+            world = Deal.from_state(ruleset, state_with_hands(observation, hands))
+            values = self._solved(solver, world, cands) if solver else None
+            if values is None:
+                solver = None  # too big for the node budget: this decision's worlds are rolled out
+                values = self._rollouts(world, view.seat, cands)
             for index, value in enumerate(values):
                 totals[index] += value
                 diff_sq[index] += (value - values[0]) ** 2
@@ -225,6 +244,18 @@ class ProBot:
             if other_wrong < wrong:
                 hands, wrong = other, other_wrong
         return hands
+
+    def _solved(self, solver: EndgameSolver, world: Deal, cands: list[int]) -> list[float] | None:
+        """Each candidate's exact value in this world (best play from every seat after it), or
+        None when the world is too big for the node budget."""
+        position = position_of(world)
+        if position is None:
+            return None
+        values = solver.candidate_values(position, cands)
+        self.last_steps += solver.nodes
+        if values is not None:
+            self.last_solved += 1
+        return values
 
     def _rollouts(self, base: Deal, seat: int, cands: list[int]) -> list[float]:
         """Each candidate played in the same world, then the deal played out by the policy."""
