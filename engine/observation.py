@@ -5,6 +5,7 @@ those the rules show to everyone (a face-up 3-player extra card, a revealed drag
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .combos import Play
@@ -52,13 +53,20 @@ def redact(event: Event, seat: int) -> Event:
     return event
 
 
-def observe(deal: Deal, seat: int, *, with_history: bool = True) -> Observation:
-    """Seat ``seat``'s view of ``deal``."""
+def observe(deal: Deal, seat: int, *, with_history: bool = True, events: Sequence[Event] | None = None) -> Observation:
+    """Seat ``seat``'s view of ``deal``. Its history is ``events``, every event of the deal since
+    its start, redacted for ``seat``: by default ``deal.events``, which hold them all for a deal
+    started or replayed here, but for a deal resumed from a state only those since (a service
+    rebuilds the earlier ones from a token's public history and passes them all)."""
     if not 0 <= seat < deal.players:
         raise ValueError(f"seat {seat} does not exist at a {deal.players}-player table")
+    if events is None:
+        events = deal.events
+    elif not isinstance(events[0] if events else None, DealStarted):
+        raise ValueError("a deal's events open with its DealStarted")
     history: tuple[Event, ...] = ()
     if with_history:
-        history = tuple(redact(event, seat) for event in deal.events)
+        history = tuple(redact(event, seat) for event in events)
     return Observation(
         seat=seat,
         hand=deal.hands[seat],

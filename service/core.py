@@ -20,8 +20,8 @@ from bigtwo.engine import (
     PRESET_SUMMARIES,
     PRESETS,
     CardsPlayed,
-    Deal,
     DealRecord,
+    Event,
     Match,
     Move,
     Passed,
@@ -62,9 +62,17 @@ def bot_level_from(text: str, path: str) -> str:
     return level
 
 
-def bot_choice(deal: Deal, level: str, seed: int, budget: Budget | None = None) -> Move:
-    """The bot's move for the seat to act, decided from that seat's observation only."""
-    return bot_for(level, budget).choose(observe(deal, deal.to_act), deal.ruleset, random.Random(seed))
+def bot_choice(
+    game: Game, level: str, seed: int, budget: Budget | None = None, events: tuple[Event, ...] | None = None
+) -> Move:
+    """The bot's move for the seat to act, decided from that seat's observation only: the one it
+    has in process, history included, however the game came (a log, a host's or a seat's token:
+    :meth:`Game.events_so_far` rebuilds a token's earlier events from its public history, which
+    the rules bound, ``history.MAX_HISTORY_BYTES``, and so the observation). ``events``: those
+    events when the caller has them already."""
+    deal = game.deal
+    seen = observe(deal, deal.to_act, events=game.events_so_far() if events is None else events)
+    return bot_for(level, budget).choose(seen, deal.ruleset, random.Random(seed))
 
 
 def bot_decision_seed(seed: int, move_index: int) -> int:
@@ -224,7 +232,7 @@ class Core(GameLoader, MoveJudge):
         if request.bot_level:
             # TW: the computer plays the timed-out turn; seed 0, so a game always times out the same way.
             info.bot_level = bot_level_from(request.bot_level, "bot_level")
-            move = bot_choice(game.deal, info.bot_level, 0)
+            move = bot_choice(game, info.bot_level, 0)
         else:
             move = timeout_move(game.deal)
         return api.TimeoutMoveResponse(move=pb.Move(index=game.deal.moves_made, seat=move.seat, text=str(move)))
@@ -248,7 +256,7 @@ class Core(GameLoader, MoveJudge):
                 budget = dataclasses.replace(budget, simulations=request.simulations)
             if request.max_ms:
                 budget = dataclasses.replace(budget, max_ms=float(request.max_ms))
-        move = bot_choice(deal, level, request.seed, budget)
+        move = bot_choice(game, level, request.seed, budget)
         info.bot_level = level
         name = "" if move.is_pass else play_name(classify_mask(move.mask, deal.tables), deal.tables)
         return api.BotMoveResponse(
@@ -264,10 +272,12 @@ class Core(GameLoader, MoveJudge):
         view_seat = game.viewer if game.viewer >= 0 else None
         out = api.PlayBotsResponse()
         events: list[Any] = []
+        # Rebuilt once: a token's earlier events cost a replay of the deal, the moves since are the deal's.
+        before, since = game.events_so_far(), len(deal.events)
         while not deal.over and deal.to_act in bots and len(out.moves) < self.limits.play_bots_moves:
             level, seed = bots[deal.to_act]
             index = deal.moves_made
-            move = bot_choice(deal, level, bot_decision_seed(seed, index))
+            move = bot_choice(game, level, bot_decision_seed(seed, index), events=before + deal.events[since:])
             name = "" if move.is_pass else play_name(classify_mask(move.mask, deal.tables), deal.tables)
             played = pb.Move(index=index, seat=move.seat, text=str(move))
             result = self.judge(game, played, "bots", info, apply=True, need_index=True, bot_seat=True)
