@@ -12,9 +12,9 @@ both formulations choose the same moves. Two conventions make the values well de
 * a seat that can go out does (going out now is at least as good for it as anything later: the
   other hands only shrink, so their penalties, which it collects or avoids paying, only drop);
 * ties go to the first move in the search order: plays of more cards first, within a size the
-  lowest first, pass last. The same order gives the cut-off: a seat stops looking once a move
-  reaches the best utility it could ever have (a win under ``penalty`` settlement or
-  ``penalty = none``).
+  lowest first, pass last. The same order makes the cut-off exact: a seat stops looking once a
+  move reaches the best utility it could ever have (a win under ``penalty`` settlement or
+  ``penalty = none``; under zero-sum, the others' present penalties, collected by a win).
 
 Everything is integer masks: :func:`~bigtwo.engine.generate.all_plays` and
 :func:`~bigtwo.engine.generate.plays_of_size` generate, the two rules of
@@ -112,10 +112,10 @@ class EndgameSolver:
         self._auto_pass = ruleset.auto_pass is Switch.ON
         self._win_only = ruleset.penalty is Penalty.NONE
         self._zero_sum = ruleset.settlement is Settlement.ZERO_SUM
-        # The best utility a seat can ever reach, for the cut-off: a win is worth 1 under
-        # penalty = none and 0 under penalty settlement; under zero-sum it depends on the others'
-        # hands and only going out at once reaches it (handled before any search).
-        self._ceiling = 1.0 if self._win_only else (float("inf") if self._zero_sum else 0.0)
+        # The best utility a seat can ever reach, for the cut-off (exact: later moves could only
+        # tie, and ties go to the first): a win, worth 1 under penalty = none and 0 under penalty
+        # settlement; under zero-sum the others' present penalties (computed per position).
+        self._ceiling = 1.0 if self._win_only else 0.0
         # penalty[cards left][2s left], from the engine's own schedule: looked up at every leaf.
         self._penalty = tuple(tuple(penalty_for(left, twos, ruleset)[2] for twos in range(5)) for left in range(53))
         self._memo: dict[tuple[int, ...], Entry] = {}
@@ -227,6 +227,9 @@ class EndgameSolver:
                 break
         else:
             ceiling = self._ceiling
+            if self._zero_sum:  # a win collects the others' penalties, which only shrink from here
+                penalty = self._penalty
+                ceiling = float(sum(penalty[h.bit_count()][twos_in(h)] for s, h in enumerate(hands) if s != seat))
             for encoded in plays:
                 values = self._after_play(hands, seat, encoded, passed)
                 if best is None or values[seat] > best[seat]:
