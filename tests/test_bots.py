@@ -24,8 +24,11 @@ from bigtwo.engine import (
     deal_from_code,
     observe,
 )
-from bigtwo.engine.bots import LEVELS, Budget, ProBot, bot_for, timeout_bot_move
-from bigtwo.engine.bots.base import Bot
+from bigtwo.engine.bots import LEVELS, Budget, PolicyBot, ProBot, bot_for, timeout_bot_move, view_in_deal
+from bigtwo.engine.bots.base import Bot, View
+from bigtwo.engine.bots.heuristic import good_order, great_order
+from bigtwo.engine.cards import parse_mask
+from bigtwo.engine.deal import DealState
 from bigtwo.tools.tournament import TournamentResult
 
 TINY = Budget(simulations=12, steps=300, candidates=3)
@@ -217,6 +220,70 @@ def test_honest_hidden_hands_reshuffled_change_nothing(options: dict[str, object
             deal.do(driver.choose(observe(deal, seat), ruleset, random.Random(0)))
     assert checked >= 10
     assert changed >= 5
+
+
+def _position(preset_name: str, players: int, mine: str, others: list[str], led: str) -> View:
+    """Seat 0 holds ``mine``; the last seat (holding ``others[-1]``) has just led ``led``, or
+    nothing when ``led`` is empty (then seat 0 leads)."""
+    ruleset = Ruleset.from_mapping({"preset": preset_name, "players": players})
+    hands = (parse_mask(mine), *(parse_mask(text) for text in others[-(players - 1) :]))
+    first = players - 1 if led else 0
+    state = DealState(
+        hands=hands,
+        to_act=first,
+        leader=first,
+        table_mask=0,
+        table_kind=None,
+        table_key=-1,
+        last_player=-1,
+        passes=0,
+        passed=0,
+        played=0,
+        opening_card=-1,
+        winner=-1,
+        moves_made=12,
+        deal_number=1,
+        start_sizes=(),
+    )
+    deal = Deal.from_state(ruleset, state)
+    if led:
+        deal.do(Move.from_mask(first, parse_mask(led)))
+    assert deal.to_act == 0
+    return view_in_deal(deal)
+
+
+OTHERS = ["5C 5D 7C 7D TC TD", "5H 5S 7H 7S TH TS", "KC 3D 3H 4C 4H QD"]
+
+
+@pytest.mark.parametrize(
+    ("preset_name", "players", "spends_the_ace"),
+    [("taiwan", 4, False), ("taiwan", 3, False), ("taiwan", 2, True), ("classic", 4, True), ("hong-kong", 3, True)],
+)
+def test_great_keeps_its_ace_only_when_winning_alone_counts(
+    preset_name: str, players: int, spends_the_ace: bool
+) -> None:
+    # Six singles and a king on the table: only the ace beats it. Under penalty = none the cards
+    # left cost nothing, so with 3 or 4 seats great keeps the ace for the lead it wins later; heads
+    # up a pass gives the only opponent the lead, and under penalties every card kept costs.
+    view = _position(preset_name, players, "4D 6H 8C 9S JD AS", OTHERS, "KC")
+    chosen = PolicyBot("great", great_order).choose_in_view(view)
+    assert chosen == (parse_mask("AS") if spends_the_ace else 0)
+
+
+def test_great_follows_with_control_when_an_opponent_is_near_going_out() -> None:
+    view = _position("taiwan", 4, "4D 6H 8C 9S JD AS", ["5C 5D 7C", "5H 5S 7H 7S TH TS", "KC 3D 3H 4C 4H QD"], "KC")
+    assert PolicyBot("great", great_order).choose_in_view(view) == parse_mask("AS")
+
+
+@pytest.mark.parametrize(("players", "lead"), [(2, "7C 7H"), (4, "6D")])
+def test_good_leads_combinations_first_heads_up(players: int, lead: str) -> None:
+    view = _position("classic", players, "6D 7C 7H JS", OTHERS, "")
+    assert PolicyBot("good", good_order).choose_in_view(view) == parse_mask(lead)
+
+
+def test_good_blocks_a_lone_opponent_with_one_card_when_leading() -> None:
+    view = _position("classic", 2, "4D 8C JS", ["KC"], "")
+    assert PolicyBot("good", good_order).choose_in_view(view) == parse_mask("JS")
 
 
 def test_pro_respects_its_budget() -> None:
