@@ -24,11 +24,14 @@ from bigtwo.engine import (
     deal_from_code,
     observe,
 )
-from bigtwo.engine.bots import LEVELS, Budget, PolicyBot, ProBot, bot_for, timeout_bot_move, view_in_deal
+from bigtwo.engine.bots import LEVELS, Budget, PolicyBot, ProBot, bot_for, plan, timeout_bot_move, view_in_deal
 from bigtwo.engine.bots.base import Bot, View
 from bigtwo.engine.bots.heuristic import good_order, great_order
+from bigtwo.engine.bots.plan import rest_costs, split
 from bigtwo.engine.cards import parse_mask
 from bigtwo.engine.deal import DealState
+from bigtwo.engine.generate import CARD_MASK, all_plays
+from bigtwo.engine.tables import tables_for
 from bigtwo.tools.tournament import TournamentResult
 
 TINY = Budget(simulations=12, steps=300, candidates=3)
@@ -284,6 +287,18 @@ def test_good_leads_combinations_first_heads_up(players: int, lead: str) -> None
 def test_good_blocks_a_lone_opponent_with_one_card_when_leading() -> None:
     view = _position("classic", 2, "4D 8C JS", ["KC"], "")
     assert PolicyBot("good", good_order).choose_in_view(view) == parse_mask("JS")
+
+
+@pytest.mark.parametrize("preset_name", ["classic", "hong-kong", "taiwan"])
+def test_rest_costs_match_a_split_of_each_rest(preset_name: str) -> None:
+    tables = tables_for(Ruleset.from_mapping({"preset": preset_name}))
+    rng = random.Random(preset_name)
+    for size in (13, 17):
+        hand = sum(1 << card for card in rng.sample(range(52), size))
+        masks = [encoded & CARD_MASK for encoded in rng.sample(all_plays(hand, tables), 6)]
+        costs = rest_costs(hand, masks, tables)
+        plan._SPLITS.clear()
+        assert costs == [split(hand & ~mask, tables)[1] for mask in masks]
 
 
 def test_pro_respects_its_budget() -> None:

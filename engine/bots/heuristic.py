@@ -23,7 +23,7 @@ from ..generate import CARD_MASK, MASK_BITS
 from ..observation import Observation
 from ..rules import Penalty, Ruleset
 from .base import View, move_of, view_of
-from .plan import Masters, highest_rank, lowest_rank, split
+from .plan import Masters, highest_rank, lowest_rank, rest_costs, split
 
 TWO = 12
 _SIZE_BONUS = {1: 0, 2: 1, 3: 2, 5: 3}
@@ -164,10 +164,8 @@ def _great_lead(view: View) -> list[int]:
     masks = [e & CARD_MASK for e in view.legal]
     if view.opening_card >= 0:
         # Every legal play holds the opening card: keep the rest of the hand in the best shape.
-        def after_cost(mask: int) -> tuple[int, int]:
-            return split(view.hand & ~mask, tables)[1], -mask.bit_count()
-
-        return sorted(masks, key=after_cost)
+        after = rest_costs(view.hand, masks, tables)
+        return [masks[i] for i in sorted(range(len(masks)), key=lambda i: (after[i], -masks[i].bit_count()))]
     plays, _ = split(view.hand, tables)
     counter = Masters(view.unseen, tables)
     masters = [e for e in plays if counter.master(e)]
@@ -271,12 +269,8 @@ def _great_plan_follow(view: View, beats: list[int]) -> list[int]:
     plays, _ = split(hand, view.tables)
     plan = set(plays)
     fits = [encoded & CARD_MASK for encoded in beats if encoded in plan]
-    breaks: list[tuple[int, int]] = []
-    for encoded in beats[: 0 if fits else 10]:
-        mask = encoded & CARD_MASK
-        if mask not in fits:
-            breaks.append((split(hand & ~mask, view.tables)[1], mask))
-    breaks.sort()
+    breakable = [encoded & CARD_MASK for encoded in beats[: 0 if fits else 10]]
+    breaks = sorted(zip(rest_costs(hand, breakable, view.tables), breakable, strict=True))
     ranked = fits + [mask for _, mask in breaks]
     if _saves_control(view, ranked[0], len(plays)):
         return [0, *ranked]

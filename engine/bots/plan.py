@@ -9,6 +9,8 @@ ruleset): :data:`SPLITS_KEPT` splits in all.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from ..cache import BoundedCache
 from ..generate import CARD_MASK, MASK_BITS, all_plays, can_beat
 from ..rules import Ruleset
@@ -70,14 +72,51 @@ def split(hand: int, tables: RuleTables) -> tuple[tuple[int, ...], int]:
 def _split(hand: int, tables: RuleTables) -> tuple[tuple[int, ...], int]:
     if hand == 0:
         return (), 0
+    best, memo = _search(hand, tables)
+    try:
+        return _ordered(best(hand))
+    finally:
+        memo.clear()
+
+
+def rest_costs(hand: int, removed: Sequence[int], tables: RuleTables) -> list[int]:
+    """``split(hand & ~mask, tables)[1]`` for every mask of ``removed`` (each inside ``hand``), from
+    one search: a play of part of the hand is a play of the hand, so the rests share their
+    sub-problems (the opening lead and a follow that must break a combination ask about many
+    rests of one hand). Every split found is cached as :func:`split` caches it."""
+    if not removed:
+        return []
+    best, memo = _search(hand, tables)
+    costs: list[int] = []
+    try:
+        for mask in removed:
+            rest = hand & ~mask
+            entry = _SPLITS.get(rest)
+            if entry is None or entry[0] is not tables:
+                entry = (tables, _ordered(best(rest)) if rest else ((), 0))
+                _SPLITS.put(rest, entry)
+            costs.append(entry[1][1])
+    finally:
+        memo.clear()
+    return costs
+
+
+def _ordered(found: tuple[int, tuple[int, ...]]) -> tuple[tuple[int, ...], int]:
+    cost, plays = found
+    return tuple(sorted(plays, key=lambda e: (-(e & CARD_MASK).bit_count(), e >> MASK_BITS))), cost
+
+
+def _search(
+    hand: int, tables: RuleTables
+) -> tuple[Callable[[int], tuple[int, tuple[int, ...]]], dict[int, tuple[int, tuple[int, ...]]]]:
+    """The cheapest split of any part of ``hand`` (a function) and its memo, which the caller must
+    empty when done (the function refers to itself through it: a cycle)."""
     containing: dict[int, list[tuple[int, int]]] = {}
     for encoded in all_plays(hand, tables):
         mask = encoded & CARD_MASK
         low = mask & -mask
         containing.setdefault(low, []).append((encoded, PLAY_COST + lowness(encoded)))
 
-    # The best split of every rest reached, for this hand only: a plain dictionary, emptied on
-    # return so that nothing outlives the call (``best`` refers to itself, a cycle).
     memo: dict[int, tuple[int, tuple[int, ...]]] = {0: (0, ())}
 
     def best(rest: int) -> tuple[int, tuple[int, ...]]:
@@ -98,10 +137,7 @@ def _split(hand: int, tables: RuleTables) -> tuple[tuple[int, ...], int]:
         memo[rest] = answer = (found_cost, found)
         return answer
 
-    cost, plays = best(hand)
-    memo.clear()
-    ordered = tuple(sorted(plays, key=lambda e: (-(e & CARD_MASK).bit_count(), e >> MASK_BITS)))
-    return ordered, cost
+    return best, memo
 
 
 def split_of(hand: int, ruleset: Ruleset) -> tuple[tuple[int, ...], int]:
