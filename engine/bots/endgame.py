@@ -197,14 +197,13 @@ class EndgameSolver:
                 more.sort()
                 plays += more
         else:
-            if tables.single_two_out_refused and single_two_out(tables, hand, True):
+            if single_two_out(tables, hand, True):
                 return []
             plays = plays_of_size(hand, size, tables, key)
             plays.sort()
-        if tables.highest_single:
-            forced = forced_single(tables, hands, seat)
-            if forced:
-                plays = [e for e in plays if (e & CARD_MASK).bit_count() != 1 or e & CARD_MASK == forced]
+        forced = forced_single(tables, hands, seat)
+        if forced:
+            plays = [e for e in plays if (e & CARD_MASK).bit_count() != 1 or e & CARD_MASK == forced]
         return plays
 
     def _search(self, hands: tuple[int, ...], seat: int, size: int, key: int, last: int, passed: int) -> Entry:
