@@ -29,10 +29,11 @@ from bigtwo.engine.bots.base import Bot, View
 from bigtwo.engine.bots.heuristic import good_order, great_order
 from bigtwo.engine.bots.plan import rest_costs, split
 from bigtwo.engine.cards import parse_mask
-from bigtwo.engine.deal import DealState
 from bigtwo.engine.generate import CARD_MASK, all_plays
 from bigtwo.engine.tables import tables_for
 from bigtwo.tools.tournament import TournamentResult
+
+from tests.position_support import trick_start
 
 TINY = Budget(simulations=12, steps=300, candidates=3)
 
@@ -231,24 +232,7 @@ def _position(preset_name: str, players: int, mine: str, others: list[str], led:
     ruleset = Ruleset.from_mapping({"preset": preset_name, "players": players})
     hands = (parse_mask(mine), *(parse_mask(text) for text in others[-(players - 1) :]))
     first = players - 1 if led else 0
-    state = DealState(
-        hands=hands,
-        to_act=first,
-        leader=first,
-        table_mask=0,
-        table_kind=None,
-        table_key=-1,
-        last_player=-1,
-        passes=0,
-        passed=0,
-        played=0,
-        opening_card=-1,
-        winner=-1,
-        moves_made=12,
-        deal_number=1,
-        start_sizes=(),
-    )
-    deal = Deal.from_state(ruleset, state)
+    deal = trick_start(ruleset, hands, first, moves_made=12)
     if led:
         deal.do(Move.from_mask(first, parse_mask(led)))
     assert deal.to_act == 0

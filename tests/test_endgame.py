@@ -15,6 +15,8 @@ from bigtwo.engine.bots.pro import utility
 from bigtwo.engine.cards import parse_cards
 from bigtwo.engine.generate import CARD_MASK, MASK_BITS
 
+from tests.position_support import trick_start
+
 FULL_DECK = (1 << 52) - 1
 
 RULESETS: dict[str, dict[str, object]] = {
@@ -184,24 +186,7 @@ def test_solver_matches_the_engine(name: str) -> None:
 
 def two_player_endgame(ruleset: Ruleset, mine: str, theirs: str, leader: int = 0) -> Deal:
     hands = (mask_of(mine), mask_of(theirs))
-    state = DealState(
-        hands=hands,
-        to_act=leader,
-        leader=leader,
-        table_mask=0,
-        table_kind=None,
-        table_key=-1,
-        last_player=-1,
-        passes=0,
-        passed=0,
-        played=FULL_DECK & ~hands[0] & ~hands[1],
-        opening_card=-1,
-        winner=-1,
-        moves_made=0,
-        deal_number=1,
-        start_sizes=(),
-    )
-    return Deal.from_state(ruleset, state)
+    return trick_start(ruleset, hands, leader, played=FULL_DECK & ~hands[0] & ~hands[1])
 
 
 @pytest.mark.parametrize(
