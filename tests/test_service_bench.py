@@ -13,10 +13,13 @@ from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
 CODEC = TokenCodec(KeyRing([bench.BENCH_KEY.encode()]))
+# The short runs only need each figure to exist: a few deals and token timings, not the bench's 256 and 3,000.
+GAMES = 8
+TOKEN_REPEATS = 30
 
 
 def test_the_noop_server_answers_with_the_real_servers_bytes() -> None:
-    noop = bench.NoopCore(CODEC)
+    noop = bench.NoopCore(CODEC, games=3)
     real = ServiceCore(CODEC)
     for game in bench.prepare_games(3, CODEC):
         log = pb.GameLog(ruleset=pb.Ruleset(preset=bench.PRESET), deal_code=game.code)
@@ -37,7 +40,7 @@ def test_the_noop_server_answers_with_the_real_servers_bytes() -> None:
 
 def test_a_short_run_reports_every_transport_and_load() -> None:
     rows: list[dict[str, Any]] = []
-    bench.measure("aio", 0.3, (1, 4), rows.append, repeats=2)
+    bench.measure("aio", 0.3, (1, 4), rows.append, repeats=2, games=GAMES, token_repeats=TOKEN_REPEATS)
     moves = [row for row in rows if row["figure"].startswith("service_")]
     assert [(row["figure"], row["games"]) for row in moves] == [
         ("service_stream_moves", 1),
@@ -118,14 +121,14 @@ def test_a_turn_batch_stopped_midway_leaves_no_call_waiting() -> None:
 def test_a_spinning_no_op_stands_in_for_a_handler_of_known_cost() -> None:
     import time
 
-    noop = bench.NoopCore(CODEC, spin_us=2000)
+    noop = bench.NoopCore(CODEC, spin_us=2000, games=1)
     game = bench.prepare_games(1, CODEC)[0]
     apply = api.ApplyMoveRequest(game=pb.Game(state_token=game.start_token), move=game.moves[0])
     started = time.perf_counter()
     noop.apply_move_answer(apply, CallInfo())
     assert time.perf_counter() - started >= 0.002
     rows: list[dict[str, Any]] = []
-    bench.measure("aio", 0.3, (1,), rows.append, spin_us=1000)
+    bench.measure("aio", 0.3, (1,), rows.append, spin_us=1000, games=GAMES, token_repeats=TOKEN_REPEATS)
     for row in (row for row in rows if row["figure"].startswith("service_")):
         assert row["real_is_noop_spinning_us"] == 1000
         assert row["ratio"] > 0  # how far the spin shows is a speed figure, for make bench
@@ -137,7 +140,7 @@ def test_the_web_protocol_bench_plays_every_way() -> None:
     from bigtwo.tools import web_bench
 
     rows: list[dict[str, Any]] = []
-    web_bench.measure(0.2, (2,), 1, rows.append)
+    web_bench.measure(0.2, (2,), 1, rows.append, deals=GAMES)
     assert [row["way"] for row in rows] == [way.name for way in web_bench.WAYS]
     assert all(row["moves_per_s"] > 0 and row["server_cpu_us_per_move"] > 0 for row in rows)
     assert rows[0]["ratio_to_grpc"] == 1.0

@@ -116,14 +116,14 @@ class NoopCore:
     a handler of known cost (``bigtwo bench service --spin-us``), to see how much handler time a
     ratio to the no-op leaves."""
 
-    def __init__(self, codec: Any, spin_us: float = 0.0) -> None:
+    def __init__(self, codec: Any, spin_us: float = 0.0, games: int = GAMES) -> None:
         from bigtwo.service.core import CallInfo
         from bigtwo.service.servicer import UNARY, ServiceCore, StreamSession
 
         real = ServiceCore(codec)
         self.streams: dict[str, tuple[api.PlayStreamResponse | bytes, list[api.PlayStreamResponse | bytes]]] = {}
         self.applies: dict[bytes, bytes] = {}
-        for game in prepare_games(GAMES, codec):
+        for game in prepare_games(games, codec):
             info = CallInfo()
             session = StreamSession(real, info)
             log = pb.GameLog(ruleset=pb.Ruleset(preset=PRESET), deal_code=game.code)
@@ -172,7 +172,9 @@ class ServerProcess:
     """A bench server (``kind`` real or noop) in a subprocess; with ``web``, its browser port too
     (:attr:`web_port`: Connect and gRPC-Web)."""
 
-    def __init__(self, kind: str, mode: str, threads: int, spin_us: float = 0.0, *, web: bool = False) -> None:
+    def __init__(
+        self, kind: str, mode: str, threads: int, spin_us: float = 0.0, *, web: bool = False, games: int = GAMES
+    ) -> None:
         self.port = free_port()
         self.web_port = free_port() if web else 0
         env = {**os.environ, "BIGTWO_TOKEN_KEYS": BENCH_KEY}
@@ -191,6 +193,8 @@ class ServerProcess:
             str(threads),
             "--spin-us",
             str(spin_us),
+            "--games",
+            str(games),
             *(["--web-port", str(self.web_port)] if web else []),
         ]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -220,11 +224,13 @@ class ServerProcess:
             self.process.wait()
 
 
-def _serve(kind: str, port: int, mode: str, threads: int, spin_us: float = 0.0, web_port: int = 0) -> int:
+def _serve(
+    kind: str, port: int, mode: str, threads: int, spin_us: float = 0.0, web_port: int = 0, games: int = GAMES
+) -> int:
     from bigtwo.service.server import ServerConfig, run_one
 
     cfg = ServerConfig(port=port, metrics_port=0, mode=mode, threads=threads, grace=1.0, web_port=web_port or None)
-    make_core = functools.partial(NoopCore, spin_us=spin_us) if kind == "noop" else None
+    make_core = functools.partial(NoopCore, spin_us=spin_us, games=games) if kind == "noop" else None
     return run_one(cfg, reuse_port=False, make_core=make_core)
 
 
@@ -310,10 +316,14 @@ def measure(
     emit: Callable[[dict[str, Any]], None],
     repeats: int = 1,
     spin_us: float = 0.0,
+    games: int = GAMES,
+    token_repeats: int = 3000,
 ) -> list[dict[str, Any]]:
     """Each load ``repeats`` times, real and no-op back to back; the ratio is the median of the
     pairs' ratios (a pair shares the machine's state, so slow drift cancels out). With ``spin_us``
-    the "real" server is a no-op that spins that long per answer (see :class:`NoopCore`)."""
+    the "real" server is a no-op that spins that long per answer (see :class:`NoopCore`). ``games``
+    (the deals the load cycles through) and ``token_repeats`` are smaller in tests, where the
+    figures only need to exist."""
     import resource
 
     import uvloop
@@ -324,13 +334,13 @@ def measure(
         return usage.ru_utime + usage.ru_stime
 
     codec = TokenCodec(KeyRing([BENCH_KEY.encode()]))
-    games = prepare_games(GAMES, codec)
+    prepared = prepare_games(games, codec)
     threads = max(loads) + 16
     results: list[dict[str, Any]] = []
     servers: dict[str, ServerProcess] = {}
     try:
-        servers["real"] = ServerProcess("noop" if spin_us else "real", mode, threads, spin_us)
-        servers["noop"] = ServerProcess("noop", mode, threads)
+        servers["real"] = ServerProcess("noop" if spin_us else "real", mode, threads, spin_us, games=games)
+        servers["noop"] = ServerProcess("noop", mode, threads, games=games)
         for transport in ("stream", "unary"):
             for load in loads:
                 pairs: list[dict[str, Run]] = []
@@ -338,7 +348,7 @@ def measure(
                     pair: dict[str, Run] = {}
                     for kind, server in servers.items():
                         cpu_before, client_before = server.cpu_seconds(), client_cpu()
-                        run = uvloop.run(_load(server.port, transport, games, load, seconds))
+                        run = uvloop.run(_load(server.port, transport, prepared, load, seconds))
                         run.server_cpu = server.cpu_seconds() - cpu_before
                         run.client_cpu = client_cpu() - client_before
                         run.server = kind
@@ -352,7 +362,7 @@ def measure(
     finally:
         for server in servers.values():
             server.stop()
-    row = token_cost(codec)
+    row = token_cost(codec, token_repeats)
     results.append(row)
     emit(row)
     return results
@@ -509,12 +519,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--spin-us", type=float, default=0.0)
+    parser.add_argument("--games", type=int, default=GAMES, help="with --serve: deals the no-op answers (internal)")
     parser.add_argument("--web-port", type=int, default=0, help="with --serve: the browser port too (internal)")
     args = parser.parse_args(argv)
     if args.serve:
         from bigtwo.service.server import DEFAULT_MODE
 
-        return _serve(args.serve, args.port, args.mode or DEFAULT_MODE, args.threads, args.spin_us, args.web_port)
+        return _serve(
+            args.serve, args.port, args.mode or DEFAULT_MODE, args.threads, args.spin_us, args.web_port, args.games
+        )
     return run_service_bench(args)
 
 

@@ -168,12 +168,18 @@ def _row(way: Way, load: int, runs: list[Run], ratios: list[float]) -> dict[str,
 
 
 def measure(
-    seconds: float, loads: tuple[int, ...], rounds: int, emit: Callable[[dict[str, Any]], None], mode: str = "aio"
+    seconds: float,
+    loads: tuple[int, ...],
+    rounds: int,
+    emit: Callable[[dict[str, Any]], None],
+    mode: str = "aio",
+    deals: int = GAMES,
 ) -> list[dict[str, Any]]:
+    """Each way at each load for ``rounds`` rounds of ``seconds``, cycling through ``deals`` deals."""
     import uvloop
     from bigtwo.service.tokens import KeyRing, TokenCodec
 
-    games = prepare_games(GAMES, TokenCodec(KeyRing([BENCH_KEY.encode()])))
+    games = prepare_games(deals, TokenCodec(KeyRing([BENCH_KEY.encode()])))
     server = ServerProcess("real", mode, max(loads) + 16, web=True)
     rows: list[dict[str, Any]] = []
     try:
