@@ -13,6 +13,7 @@ from typing import Any
 from bigtwo.engine import Ruleset
 from bigtwo.engine.bots import LEVELS, Budget
 from bigtwo.engine.rules import Penalty
+from bigtwo.tools.cluster import DaskTarget
 from bigtwo.tools.tournament import TournamentResult, lower_is_better, run_tournament
 
 
@@ -81,6 +82,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, default=42, help="seed of the deal codes and the bots")
     parser.add_argument("--jobs", type=positive_int, default=1, help="worker processes")
+    parser.add_argument(
+        "--dask",
+        type=dask_target,
+        default=None,
+        metavar="local:N|tcp://HOST:PORT",
+        help="play the deals on a Dask cluster instead: N local worker processes, or a running scheduler "
+        "(same results as --jobs 1; needs the 'distributed' extra)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     parser.add_argument("--pairs", action="store_true", help="with --json, add paired differences under 'pairs'")
     parser.add_argument(
@@ -102,6 +111,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def dask_target(text: str) -> DaskTarget:
+    try:
+        return DaskTarget.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--dask ")) from None
+
+
 def budget_from(args: argparse.Namespace) -> Budget | None:
     if args.pro_sims is None and args.pro_steps is None and args.pro_ms is None:
         return None
@@ -115,7 +131,13 @@ def budget_from(args: argparse.Namespace) -> Budget | None:
 
 def run_command(args: argparse.Namespace) -> int:
     from .arguments import plotting_missing, ruleset_from_args
+    from .errors import UsageError
 
+    if args.dask is not None and args.jobs > 1:
+        raise UsageError(
+            f"--dask and --jobs {args.jobs} both say where to play the deals: give one "
+            "(with --dask the cluster's workers are the processes)."
+        )
     levels = _levels(args.levels)
     ruleset = ruleset_from_args(args)
     chart = None if args.no_plot else Path(args.plot or f"tournament-{ruleset.preset}.png")
@@ -151,10 +173,11 @@ def _levels(text: str) -> list[str]:
 
 
 def _play(args: argparse.Namespace, ruleset: Ruleset, levels: list[str]) -> TournamentResult:
-    """The tournament, with a progress bar on stderr unless ``--no-progress``."""
+    """The tournament, with a progress bar on stderr unless ``--no-progress`` (on a Dask cluster it
+    moves as each batch of deals finishes there)."""
     budget = budget_from(args)
     if args.no_progress:
-        return run_tournament(ruleset, levels, args.deals, args.seed, args.jobs, budget)
+        return run_tournament(ruleset, levels, args.deals, args.seed, args.jobs, budget, dask=args.dask)
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -176,5 +199,12 @@ def _play(args: argparse.Namespace, ruleset: Ruleset, levels: list[str]) -> Tour
     ) as bar:
         task = bar.add_task("deals", total=args.deals)
         return run_tournament(
-            ruleset, levels, args.deals, args.seed, args.jobs, budget, progress=lambda n: bar.advance(task, n)
+            ruleset,
+            levels,
+            args.deals,
+            args.seed,
+            args.jobs,
+            budget,
+            progress=lambda n: bar.advance(task, n),
+            dask=args.dask,
         )

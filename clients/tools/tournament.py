@@ -21,6 +21,13 @@ cards.
 Every deal starts fresh (deal 1 of a match: ``winner-leads`` presets open with the lowest card).
 Deal codes come from ``--seed``; bots are seeded per deal, table and seat, so a run is
 reproducible (except ``pro`` given ``--pro-ms``, which uses the clock).
+
+Where the deals run changes nothing of that: in this process, in ``jobs`` local processes, or on a
+Dask cluster (``dask``: batches of consecutive deals, handed out by :func:`bigtwo.tools.cluster.ordered_map`
+and collected in deal order). A deal's points depend only on the seed, the deal's index and the
+levels, and the results are put in deal order before anything is computed from them, so the points
+per deal, the means and the intervals are the same, bit for bit, whatever ran them. Only the
+decision times (``decide_ms``) are measured, not computed.
 """
 
 from __future__ import annotations
@@ -32,11 +39,21 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bigtwo.engine import Deal, DealCode, Ruleset, deal_from_code, observe
 from bigtwo.engine.bots import Budget, bot_for
 from bigtwo.engine.rules import Penalty, Settlement
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from .cluster import DaskTarget
+
+# The most deals one Dask task plays. A deal of four levels takes a few ms to a few tens of ms, the
+# scheduler's own cost is around a millisecond a task: 32 deals make that cost small, and are short
+# enough that a lost worker's batches are cheap to redo and the progress bar moves.
+DEALS_PER_BATCH = 32
 
 
 def seat_levels(levels: Sequence[str], players: int, table: int) -> list[str]:
@@ -181,6 +198,36 @@ def p95(values: Sequence[float]) -> float:
     return percentile(values, 95)
 
 
+def batch_size(deals: int, slots: int) -> int:
+    """Deals per Dask task: about 8 tasks per worker slot (so a slow slot does not hold the end of
+    the run), at most :data:`DEALS_PER_BATCH`."""
+    return max(1, min(DEALS_PER_BATCH, deals // (8 * max(1, slots))))
+
+
+def run_batch(work: tuple[Job, range]) -> list[DealResult]:
+    """One Dask task: the deals ``indices`` of ``job``, in order."""
+    job, indices = work
+    return [run_deal(job, index) for index in indices]
+
+
+def _deals_on(client: Client, job: Job, deals: int, progress: Callable[[int], None] | None) -> list[DealResult]:
+    """Every deal on the cluster of ``client``, in deal order; ``progress(n)`` as each batch of
+    ``n`` deals finishes there (a batch redone after a lost worker is counted once)."""
+    from .cluster import ordered_map
+
+    slots = max(1, sum(client.nthreads().values()))
+    size = batch_size(deals, slots)
+    batches = ((job, range(start, min(start + size, deals))) for start in range(0, deals, size))
+
+    def done(batch: tuple[Job, range], answer: list[DealResult]) -> None:
+        if progress is not None:
+            progress(len(answer))
+
+    # Two batches per slot in flight: a worker finds its next task waiting instead of idling for
+    # a round trip to this client.
+    return [result for answer in ordered_map(client, run_batch, batches, 2 * slots, done) for result in answer]
+
+
 def run_tournament(
     ruleset: Ruleset,
     levels: Sequence[str],
@@ -189,10 +236,24 @@ def run_tournament(
     jobs: int = 1,
     budget: Budget | None = None,
     progress: Callable[[int], None] | None = None,
+    dask: DaskTarget | None = None,
+    client: Client | None = None,
 ) -> TournamentResult:
+    """The tournament, in this process (``jobs`` 1), in ``jobs`` local processes, on the Dask
+    cluster ``dask`` (started or joined here) or on the cluster of an open ``client``. The results
+    are the same in every case (the module docstring says why). ``progress(n)``: ``n`` more deals done."""
+    if (dask is not None or client is not None) and jobs > 1:
+        raise ValueError("run on a Dask cluster or in local processes (jobs), not both")
     job = Job(ruleset, tuple(levels), seed, budget)
     results: list[DealResult] = []
-    if jobs <= 1 or deals <= 1:
+    if client is not None:
+        results = _deals_on(client, job, deals, progress)
+    elif dask is not None:
+        from .cluster import dask_client
+
+        with dask_client(dask) as opened:
+            results = _deals_on(opened, job, deals, progress)
+    elif jobs <= 1 or deals <= 1:
         for index in range(deals):
             results.append(run_deal(job, index))
             if progress:
