@@ -179,6 +179,10 @@ def explain(error: BaseException) -> CommandError | None:
         return UsageError(str(error))
     if _is(error, "bigtwo.service.keys", "KeyConfigError"):
         return UsageError(str(error))
+    if _is(error, "bigtwo.tools.cluster", "DaskMissing"):
+        return UsageError(str(error))  # --dask cannot be used here until the extra is installed
+    if _is(error, "bigtwo.tools.cluster", "DaskUnreachable"):
+        return CommandError(str(error))
     if isinstance(error, OSError):
         return _os_error(error)
     return None

@@ -80,6 +80,12 @@ def _add_replay(sub: Any) -> None:
     replay_commands.add_parsers(sub)
 
 
+def _add_audit(sub: Any) -> None:
+    from . import audit_cmd
+
+    audit_cmd.add_parser(sub)
+
+
 def _add_serve(sub: Any) -> None:
     from . import serve_cmd as service_server
 
@@ -125,13 +131,8 @@ COMMANDS: tuple[Command, ...] = (
     Command((("vectors", "judge rule-vector files against the engine"),), _add_vectors),
     Command((("bench", "measure speed figures (bench engine)"),), _add_bench),
     Command((("tournament", "bot levels against each other on duplicate deals"),), _add_tournament),
-    Command(
-        (
-            ("replay", "show a replay file trick by trick (or write it as an HTML page)"),
-            ("audit", "check replay files (thousands, or folders of them)"),
-        ),
-        _add_replay,
-    ),
+    Command((("replay", "show a replay file trick by trick (or write it as an HTML page)"),), _add_replay),
+    Command((("audit", "check replay files, archives or folders of them, locally or on Dask"),), _add_audit),
     Command((("serve", "run the stateless gRPC rules service"),), _add_serve),
     Command((("health", "check a server with the gRPC health checking protocol"),), _add_health),
     Command((("loadtest", "play many real deals against replicas: moves/s, errors, latency"),), _add_loadtest),
