@@ -325,3 +325,21 @@ def test_without_dask_the_command_says_how_to_install_it(replays: Path) -> None:
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert "pip install 'bigtwo[distributed]'" in done.stderr and "Traceback" not in done.stderr
+
+
+# -- the bench -------------------------------------------------------------------------------------
+
+
+def test_the_bench_audits_archives_in_every_mode_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bigtwo.tools import audit_dask_bench
+
+    keep = tmp_path / "bench"
+    argv = ["--deals", "240", "--per-archive", "40", "--batch-files", "4", "--keep", str(keep)]
+    assert audit_dask_bench.main(argv) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert line["deals"] == 240 and line["sources"] == 6 and line["rows_identical"] is True
+    for mode in ("in_process", "pool_2", "dask_1", "dask_2"):
+        assert line[mode]["valid"] == 240 and line[mode]["failed"] == 0
+    assert line["generate_seconds"] > 0 and len(list(keep.glob("*.tar.gz"))) == 6
+    assert audit_dask_bench.main(argv) == 0  # the kept replays are found again, not written anew
+    assert json.loads(capsys.readouterr().out)["generate_seconds"] == 0
