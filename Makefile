@@ -49,9 +49,12 @@ prometheus:
 run: venv-runtime
 	$(BIGTWO) run
 
-# What the suite needs beyond pyproject.toml is installed here, never by a test.
+# What the suite needs beyond pyproject.toml is installed here, never by a test. One pytest-xdist
+# worker per core (TEST_WORKERS=0 for one process); --dist loadfile keeps each file's tests, and its
+# module fixtures (a shared server, a corpus), in one worker.
+TEST_WORKERS ?= auto
 test: venv chromium prometheus ts-deps node-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 bench: venv
 	$(BIGTWO) bench engine --json
