@@ -27,12 +27,11 @@ import time
 from dataclasses import dataclass
 
 from ..deal import Deal, Move
-from ..events import CardsPlayed, DealStarted, Passed, TrickEnded
-from ..generate import CARD_MASK, can_beat
+from ..generate import CARD_MASK
 from ..observation import Observation
 from ..rules import Penalty, Ruleset, Settlement
-from ..tables import tables_for
 from .base import View, move_of, state_with_hands, view_in_deal, view_of
+from .belief import Belief
 from .endgame import DEFAULT_NODE_BUDGET, EndgameSolver, position_of
 from .heuristic import OrderFn, finalize, great_order
 
@@ -69,75 +68,8 @@ class Budget:
 
 
 def sample_hands(observation: Observation, ruleset: Ruleset, rng: random.Random) -> tuple[int, ...]:
-    """One guess of every seat's hand, consistent with the observation (own hand kept)."""
-    players = ruleset.players
-    me = observation.seat
-    pool = observation.unseen
-    fixed = [0] * players
-    face_up = observation.face_up_card
-    if face_up >= 0 and observation.face_up_seat not in (-1, me) and pool >> face_up & 1:
-        fixed[observation.face_up_seat] |= 1 << face_up
-        pool &= ~(1 << face_up)
-    if players == 2 and observation.history and isinstance(observation.history[0], DealStarted):
-        opening = observation.history[0].opening_card
-        if opening >= 0:  # the opening card was the lowest dealt: every lower card stayed undealt
-            strength = tables_for(ruleset).strength
-            below = 0
-            for index in range(52):
-                if strength[index] < strength[opening]:
-                    below |= 1 << index
-            pool &= ~below
-    cards = [index for index in range(52) if pool >> index & 1]
-    rng.shuffle(cards)
-    hands = []
-    position = 0
-    for seat in range(players):
-        if seat == me:
-            hands.append(observation.hand)
-            continue
-        hand = fixed[seat]
-        need = observation.cards_left[seat] - hand.bit_count()
-        for index in cards[position : position + need]:
-            hand |= 1 << index
-        position += need
-        hands.append(hand)
-    return tuple(hands)
-
-
-@dataclass(frozen=True, slots=True)
-class PassClue:
-    """Seat ``seat`` passed on a play of ``size`` cards with ``key`` while holding its present hand
-    plus ``since`` (the cards it has played since). Soft evidence that it could not beat it."""
-
-    seat: int
-    size: int
-    key: int
-    since: int
-
-
-def pass_clues(observation: Observation) -> list[PassClue]:
-    """Every pass by another seat in the public history, with what that seat has played since."""
-    raw: list[tuple[int, int, int]] = []
-    table_size = table_key = -1
-    played_after: list[list[int]] = []
-    for event in observation.history:
-        if isinstance(event, CardsPlayed):
-            table_size, table_key = event.mask.bit_count(), event.key
-            for index, (seat, _, _) in enumerate(raw):
-                if seat == event.seat:
-                    played_after[index][0] |= event.mask
-        elif isinstance(event, TrickEnded):
-            table_size = table_key = -1
-        elif isinstance(event, Passed) and not event.automatic and event.seat != observation.seat and table_size > 0:
-            raw.append((event.seat, table_size, table_key))
-            played_after.append([0])
-    return [PassClue(seat, size, key, played_after[i][0]) for i, (seat, size, key) in enumerate(raw)]
-
-
-def violations(hands: tuple[int, ...], clues: list[PassClue], ruleset: Ruleset) -> int:
-    """How many passes the guessed hands contradict (the seat could have beaten the table)."""
-    tables = tables_for(ruleset)
-    return sum(1 for clue in clues if can_beat(hands[clue.seat] | clue.since, clue.size, clue.key, tables))
+    """One guess of every seat's hand, drawn from the seat's belief (:mod:`.belief`; own hand kept)."""
+    return Belief.of(observation, ruleset).sample(rng)
 
 
 def utility(ruleset: Ruleset, deal: Deal, seat: int) -> float:
@@ -201,7 +133,7 @@ class ProBot:
             return cands[0]
         budget = self.budget
         started = time.perf_counter()
-        clues = pass_clues(observation) if budget.pass_tries > 1 else []
+        belief = Belief.of(observation, ruleset, budget.pass_tries)
         totals = [0.0] * len(cands)
         diff_sq = [0.0] * len(cands)
         done = 0
@@ -212,7 +144,7 @@ class ProBot:
         for _ in range(max(1, budget.simulations // len(cands))):
             if done and self._out_of_budget(started):
                 break
-            hands = self._world(observation, ruleset, clues, rng)
+            hands = belief.sample(rng)
             world = Deal.from_state(ruleset, state_with_hands(observation, hands))
             values = self._solved(solver, world, cands) if solver else None
             if values is None:
@@ -229,24 +161,6 @@ class ProBot:
         if budget.max_ms is not None and (time.perf_counter() - started) * 1000 > budget.max_ms:
             return True
         return budget.steps is not None and self.last_steps >= budget.steps
-
-    def _world(
-        self, observation: Observation, ruleset: Ruleset, clues: list[PassClue], rng: random.Random
-    ) -> tuple[int, ...]:
-        """One guess of the hidden hands. Soft use of passes: of a few guesses keep the one that
-        contradicts the fewest."""
-        hands = sample_hands(observation, ruleset, rng)
-        if not clues:
-            return hands
-        wrong = violations(hands, clues, ruleset)
-        for _ in range(self.budget.pass_tries - 1):
-            if not wrong:
-                break
-            other = sample_hands(observation, ruleset, rng)
-            other_wrong = violations(other, clues, ruleset)
-            if other_wrong < wrong:
-                hands, wrong = other, other_wrong
-        return hands
 
     def _solved(self, solver: EndgameSolver, world: Deal, cands: list[int]) -> list[float] | None:
         """Each candidate's exact value in this world (best play from every seat after it), or

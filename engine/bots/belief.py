@@ -1,0 +1,241 @@
+"""What a seat may believe about the hands it cannot see, from the public history, and guesses of
+those hands drawn from that belief (``pro``'s worlds).
+
+Known for certain (card counting): the unseen cards (neither in the seat's hand nor played), every
+seat's card count, the 3-player face-up card (its holder keeps it) and, with 2 players, that every
+card below the opening card stayed undealt.
+
+Read from the history (a *clue* holds for the hand the other seat had then, that is its present hand
+plus what it has played since):
+
+* A pass on a single: passing is always allowed, but a seat that passes while it could beat gives up
+  the trick for nothing, so the clue says it held no stronger single. Exceptions the rules make: a
+  lone 2 may not go out on a trick under ``single_two_last = forbidden`` (the pass was forced), and
+  when only going out first counts (``penalty = none``, 3-4 players) cards left cost nothing, so
+  passing to keep high cards for the lead is sound play and a pass on a single is no clue. A clue
+  the seat's later plays contradict (it played a stronger single since) was a voluntary pass and
+  is dropped.
+* A single played while ``next_has_one_card = highest-single`` bound the seat: it was its highest.
+* A pass on a pair, triple or five-card hand: it held no play of that size that beats it (weighed
+  by drawing a few guesses and keeping the one that contradicts the fewest such clues).
+
+Single clues become a cap on the cards each seat may hold, and the guess is drawn exactly from the
+deals that respect every cap: cards are dealt most constrained first (the fewest seats may hold
+them, then strongest first), each to a seat that may hold it with probability proportional to the
+cards that seat still needs. With caps only (sets of allowed cards nested by strength) that is
+uniform over the consistent deals, since every choice leaves the later, less constrained cards the
+same room. When the caps cannot all hold (a seat passed voluntarily earlier and the counts leave no
+way), the constrained card goes to any seat that still needs cards.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from ..events import CardsPlayed, DealStarted, Passed, TrickEnded
+from ..generate import can_beat
+from ..observation import Observation
+from ..rules import Penalty, Ruleset
+from ..singles import forced_single, single_two_out
+from ..tables import RuleTables, tables_for
+
+ALL_CARDS = (1 << 52) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class PassClue:
+    """Seat ``seat`` passed on a play of ``size`` cards with ``key`` while holding its present hand
+    plus ``since`` (the cards it has played since). Evidence that it could not beat it."""
+
+    seat: int
+    size: int
+    key: int
+    since: int
+    count: int
+    """The seat's card count when it passed."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopClue:
+    """Seat ``seat``'s hand then (its present hand plus ``since``) held no single above ``key``."""
+
+    seat: int
+    key: int
+    since: int
+
+
+def _counts_before(observation: Observation) -> list[tuple[int, ...]]:
+    """Every seat's card count before each history event (from the present counts and the plays)."""
+    players = len(observation.cards_left)
+    counts = list(observation.cards_left)
+    before: list[tuple[int, ...]] = []
+    for event in reversed(observation.history):
+        if isinstance(event, CardsPlayed):
+            counts[event.seat] += event.mask.bit_count()
+        before.append(tuple(counts[:players]))
+    before.reverse()
+    return before
+
+
+def read_clues(observation: Observation, ruleset: Ruleset) -> tuple[list[PassClue], list[TopClue]]:
+    """The passes of the other seats (not automatic ones) and, under the highest-single rule, their
+    forced singles, each with what that seat has played since."""
+    tables = tables_for(ruleset)
+    me = observation.seat
+    counts = _counts_before(observation)
+    raw: list[tuple[int, int, int, int, int]] = []  # (kind 0 pass / 1 top, seat, size, key, count)
+    since: list[int] = []
+    table_size = table_key = -1
+    for index, event in enumerate(observation.history):
+        if isinstance(event, CardsPlayed):
+            for number, entry in enumerate(raw):
+                if entry[1] == event.seat:
+                    since[number] |= event.mask
+            size = event.mask.bit_count()
+            if size == 1 and event.seat != me and _bound_to_highest(tables, counts[index], event.seat):
+                raw.append((1, event.seat, 1, event.key, 0))
+                since.append(0)
+            table_size, table_key = size, event.key
+        elif isinstance(event, TrickEnded):
+            table_size = table_key = -1
+        elif isinstance(event, Passed) and not event.automatic and event.seat != me and table_size > 0:
+            raw.append((0, event.seat, table_size, table_key, counts[index][event.seat]))
+            since.append(0)
+    passes = [PassClue(s, size, key, since[i], n) for i, (kind, s, size, key, n) in enumerate(raw) if kind == 0]
+    tops = [TopClue(s, key, since[i]) for i, (kind, s, _, key, _) in enumerate(raw) if kind == 1]
+    return passes, tops
+
+
+def _bound_to_highest(tables: RuleTables, counts: tuple[int, ...], seat: int) -> bool:
+    """Whether the highest-single rule bound ``seat`` (hands of the right counts: only the counts
+    matter to the rule's home function)."""
+    hands = [(1 << count) - 1 if count else 0 for count in counts]
+    return hands[seat] != 0 and forced_single(tables, hands, seat) != 0
+
+
+def _exempt_from_single_pass(ruleset: Ruleset, tables: RuleTables, count: int) -> int:
+    """Cards a pass on a single says nothing about (see the module docstring)."""
+    if ruleset.penalty is Penalty.NONE and ruleset.players > 2:
+        return ALL_CARDS  # passing to keep control cards is sound play there: no clue
+    exempt = 0
+    if count == 1:
+        for index in range(52):
+            if single_two_out(tables, 1 << index, True):
+                exempt |= 1 << index  # a lone card that may not go out on a single: the pass was forced
+    return exempt
+
+
+@dataclass(frozen=True, slots=True)
+class Belief:
+    """One seat's belief about the hidden hands at one decision; :meth:`sample` draws a guess."""
+
+    seat: int
+    hand: int
+    fixed: tuple[int, ...]
+    """Cards known to be in each seat's hand (the face-up card)."""
+    need: tuple[int, ...]
+    """Cards each seat still needs; one more entry for the undealt cards (any seat's own: 0)."""
+    order: tuple[int, ...]
+    """The cards to deal, most constrained first."""
+    allowed: tuple[int, ...]
+    """Per seat (and the undealt pile), the cards it may hold."""
+    clues: tuple[PassClue, ...]
+    """Passes on plays of more than one card, weighed by rejection."""
+    tables: RuleTables
+    tries: int
+
+    @classmethod
+    def of(cls, observation: Observation, ruleset: Ruleset, tries: int = 4) -> Belief:
+        """The belief of ``observation.seat``. ``tries``: guesses drawn per sample to satisfy the
+        passes on multi-card plays (1: ignore them; passes on singles are always used)."""
+        tables = tables_for(ruleset)
+        players = ruleset.players
+        me = observation.seat
+        pool = observation.unseen
+        fixed = [0] * players
+        face_up = observation.face_up_card
+        if face_up >= 0 and observation.face_up_seat not in (-1, me) and pool >> face_up & 1:
+            fixed[observation.face_up_seat] |= 1 << face_up
+            pool &= ~(1 << face_up)
+        if players == 2 and observation.history and isinstance(observation.history[0], DealStarted):
+            opening = observation.history[0].opening_card
+            if opening >= 0:  # the opening card was the lowest dealt: every lower card stayed undealt
+                pool &= tables.stronger_than[tables.strength[opening]] | 1 << opening
+        need = [0 if seat == me else observation.cards_left[seat] - fixed[seat].bit_count() for seat in range(players)]
+        need.append(max(0, pool.bit_count() - sum(need)))
+        allowed = [ALL_CARDS] * (players + 1)
+        passes, tops = read_clues(observation, ruleset)
+        multi: list[PassClue] = []
+        for clue in passes:
+            if clue.size != 1:
+                multi.append(clue)
+                continue
+            above = tables.stronger_than[clue.key + 1] & ~_exempt_from_single_pass(ruleset, tables, clue.count)
+            if not clue.since & above:  # else it passed voluntarily: no clue
+                allowed[clue.seat] &= ~above
+        for top in tops:
+            above = tables.stronger_than[top.key + 1]
+            if not top.since & above:
+                allowed[top.seat] &= ~above
+        cards = [index for index in range(52) if pool >> index & 1]
+        strength = tables.strength
+        cards.sort(key=lambda i: (sum(1 for mask in allowed if mask >> i & 1), -strength[i]))
+        return cls(
+            me, observation.hand, tuple(fixed), tuple(need), tuple(cards), tuple(allowed), tuple(multi), tables, tries
+        )
+
+    def sample(self, rng: random.Random) -> tuple[int, ...]:
+        """A guess of every seat's hand (own hand kept), drawn from the belief."""
+        hands = self._draw(rng)
+        if not self.clues:
+            return hands
+        wrong = self.violations(hands)
+        for _ in range(self.tries - 1):
+            if not wrong:
+                break
+            other = self._draw(rng)
+            other_wrong = self.violations(other)
+            if other_wrong < wrong:
+                hands, wrong = other, other_wrong
+        return hands
+
+    def violations(self, hands: tuple[int, ...]) -> int:
+        """How many passes on multi-card plays the guess contradicts (that seat could have beaten)."""
+        tables = self.tables
+        return sum(1 for clue in self.clues if can_beat(hands[clue.seat] | clue.since, clue.size, clue.key, tables))
+
+    def _draw(self, rng: random.Random) -> tuple[int, ...]:
+        need = list(self.need)
+        hands = list(self.fixed)
+        hands.append(0)
+        allowed = self.allowed
+        seats = range(len(need))
+        for card in self.order:
+            bit = 1 << card
+            total = 0
+            for seat in seats:
+                if need[seat] and allowed[seat] & bit:
+                    total += need[seat]
+            if not total:  # the caps cannot all hold: any seat that still needs a card
+                for seat in seats:
+                    total += need[seat]
+                if not total:
+                    break
+                pick = rng.randrange(total)
+                for seat in seats:
+                    pick -= need[seat]
+                    if pick < 0:
+                        break
+            else:
+                pick = rng.randrange(total)
+                for seat in seats:
+                    if need[seat] and allowed[seat] & bit:
+                        pick -= need[seat]
+                        if pick < 0:
+                            break
+            hands[seat] |= bit
+            need[seat] -= 1
+        hands[self.seat] = self.hand
+        hands.pop()  # the undealt cards
+        return tuple(hands)
