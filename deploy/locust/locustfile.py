@@ -17,11 +17,19 @@ any channel exists. Install with ``pip install -e '.[load]'``.
     locust -f deploy/locust/locustfile.py --master --expect-workers 4
     BIGTWO_TARGETS=... locust -f deploy/locust/locustfile.py --worker --master-host MASTER_ADDRESS
 
-Environment: BIGTWO_TARGETS (comma-separated HOST:PORT; default: Locust's --host, else
-127.0.0.1:50051), BIGTWO_MODE (unary|stream), BIGTWO_PRESET (classic), BIGTWO_REFUSED_SHARE (0.05),
-BIGTWO_MALFORMED_SHARE (0.0), BIGTWO_CHANNELS (connections per target per user, 1),
-BIGTWO_AUTH_TOKEN. Each user opens its own connections, so users spread over replicas the way
-real front ends do (the kernel balances connections, not calls).
+Environment: BIGTWO_TARGETS (comma-separated HOST:PORT or dns:///NAME:PORT; default: Locust's --host,
+else 127.0.0.1:50051), BIGTWO_MODE (unary|stream), BIGTWO_PRESET (classic), BIGTWO_REFUSED_SHARE
+(0.05), BIGTWO_MALFORMED_SHARE (0.0), BIGTWO_CHANNELS (connections per target per user, 1),
+BIGTWO_AUTH_TOKEN, BIGTWO_TLS_CA (a PEM CA file: connect with TLS and verify the server against it),
+BIGTWO_SERVER_NAME (the name the certificate must hold, when it is not the target's host),
+BIGTWO_SEED (repeatable deals; default: fresh entropy). Each user opens its own connections, so
+users spread over replicas the way real front ends do (the kernel balances connections, not calls).
+A target naming several addresses (a headless Service's DNS name: one address per ready pod) is
+balanced per call (the round_robin policy).
+
+Distributed runs: each user's generator is seeded from (BIGTWO_SEED, the worker's index, the user's
+number). The master numbers its workers 0..N-1, so no two users anywhere play the same deals; a
+seed from the process id would not do, since containers' processes often share one (pid 1).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import grpc.experimental.gevent as grpc_gevent
 grpc_gevent.init_gevent()  # before any other grpc use
 
 import itertools  # noqa: E402
+import json  # noqa: E402
 import os  # noqa: E402
 import queue  # noqa: E402
 import random  # noqa: E402
@@ -39,8 +48,8 @@ from collections.abc import Iterator  # noqa: E402
 from typing import Any  # noqa: E402
 
 import grpc  # noqa: E402
-from bigtwo.tools.loadtest.generator import GARBAGE, random_legal, refused_move  # noqa: E402
 from bigtwo.engine import Deal, DealCode, deal_from_code, preset  # noqa: E402
+from bigtwo.tools.loadtest.generator import GARBAGE, random_legal, refused_move  # noqa: E402
 from bigtwo.v1 import service_pb2 as api  # noqa: E402
 from bigtwo.v1 import service_pb2_grpc as rpc  # noqa: E402
 from bigtwo.v1 import types_pb2 as pb  # noqa: E402
@@ -52,6 +61,11 @@ REFUSED_SHARE = float(os.environ.get("BIGTWO_REFUSED_SHARE", "0.05"))
 MALFORMED_SHARE = float(os.environ.get("BIGTWO_MALFORMED_SHARE", "0.0"))
 CHANNELS = int(os.environ.get("BIGTWO_CHANNELS", "1"))
 AUTH = os.environ.get("BIGTWO_AUTH_TOKEN", "")
+TLS_CA = os.environ.get("BIGTWO_TLS_CA", "")
+SERVER_NAME = os.environ.get("BIGTWO_SERVER_NAME", "")
+SEED = os.environ.get("BIGTWO_SEED", "")
+# One address: the same as pick_first. Several (a headless Service): a connection to each, calls spread.
+ROUND_ROBIN = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
 TIMEOUT = 10.0
 _user_numbers = itertools.count()
 
@@ -77,17 +91,38 @@ class BigTwoUser(User):
     def on_start(self) -> None:
         raw = os.environ.get("BIGTWO_TARGETS") or self.host or "127.0.0.1:50051"
         self.targets = [t.strip().removeprefix("http://") for t in raw.split(",") if t.strip()]
-        options = [("grpc.use_local_subchannel_pool", 1), ("grpc.enable_retries", 0)]
-        self.channels = [
-            grpc.insecure_channel(target, options=options) for _ in range(CHANNELS) for target in self.targets
-        ]
+        self.channels = [self._channel(target) for _ in range(CHANNELS) for target in self.targets]
         self.stubs = [rpc.BigTwoServiceStub(channel) for channel in self.channels]
-        self.raw_apply = [channel.unary_unary("/bigtwo.v1.BigTwoService/ApplyMove") for channel in self.channels]
+        self.raw_apply: list[grpc.UnaryUnaryMultiCallable[bytes, bytes]] = [
+            channel.unary_unary("/bigtwo.v1.BigTwoService/ApplyMove") for channel in self.channels
+        ]
         self.number = next(_user_numbers)
-        self.rng = random.Random(os.getpid() * 7919 + self.number)
+        self.rng = self._generator()
         self.rules = preset(PRESET)
         self.metadata = (("authorization", f"Bearer {AUTH}"),) if AUTH else None
         self.turn = self.number
+
+    def _channel(self, target: str) -> grpc.Channel:
+        options: list[tuple[str, Any]] = [
+            ("grpc.use_local_subchannel_pool", 1),
+            ("grpc.enable_retries", 0),
+            ("grpc.service_config", ROUND_ROBIN),
+        ]
+        if not TLS_CA:
+            return grpc.insecure_channel(target, options=options)
+        with open(TLS_CA, "rb") as file:
+            credentials = grpc.ssl_channel_credentials(root_certificates=file.read())
+        if SERVER_NAME:
+            options.append(("grpc.ssl_target_name_override", SERVER_NAME))
+        return grpc.secure_channel(target, credentials, options=options)
+
+    def _generator(self) -> random.Random:
+        """This user's deals and moves: from (BIGTWO_SEED, worker index, user number) when a seed is
+        given, so a run repeats; else from fresh entropy. A local run is worker 0."""
+        if not SEED:
+            return random.Random(os.urandom(16))
+        worker = getattr(self.environment.runner, "worker_index", 0)
+        return random.Random(f"{SEED}/{worker}/{self.number}")
 
     def on_stop(self) -> None:
         for channel in self.channels:

@@ -1,0 +1,173 @@
+"""Locust in distributed mode: one master and two workers, headless, against two local replicas.
+
+The master binds 127.0.0.1 on a free port and waits for both workers; each worker plays whole deals
+with the locustfile's users, worker by worker in the two ways the locustfile knows (ApplyMove by
+state token, PlayStream), so the master's aggregated stats show by their request names that both
+workers' users ran. Every answer is checked against the engine by the locustfile itself (a mismatch
+is a Locust failure), so "no failure" here means every move was judged as the engine judges it.
+The replicas' own counters (/metrics) show that each replica took calls and that every move the
+master counts reached a replica. Every process is stopped, whatever the outcome.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from service_support import ServerProcess, free_port
+
+# Not importorskip: importing locust monkey-patches this process for gevent, which stalls gRPC here.
+pytestmark = [
+    pytest.mark.timeout(120),
+    pytest.mark.skipif(importlib.util.find_spec("locust") is None, reason="locust is in the dev and [load] extras"),
+]
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCUSTFILE = ROOT / "deploy" / "locust" / "locustfile.py"
+USERS = 6
+RUN_SECONDS = 8
+HARD_TIMEOUT = 90.0
+"""The whole Locust run, start to exit; a loaded machine may take seconds to import Locust and gRPC."""
+WORKER_MODES = ("unary", "stream")
+"""Worker i plays its deals over WORKER_MODES[i]: ApplyMove requests can only come from worker 0,
+PlayStream moves only from worker 1."""
+
+
+class Processes:
+    """The Locust processes, each logging to a file; :meth:`stop_all` ends every one still running."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.started: list[tuple[subprocess.Popen[bytes], IO[bytes], Path]] = []
+
+    def start(self, name: str, command: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+        log_path = self.folder / f"{name}.log"
+        log = log_path.open("wb")
+        process = subprocess.Popen(command, env=env, cwd=self.folder, stdout=log, stderr=subprocess.STDOUT)
+        self.started.append((process, log, log_path))
+        return process
+
+    def logs(self) -> str:
+        out = []
+        for _, log, path in self.started:
+            log.flush()
+            out.append(f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}")
+        return "\n".join(out)
+
+    def stop_all(self) -> None:
+        for process, _, _ in self.started:
+            if process.poll() is None:
+                process.terminate()
+        for process, log, _ in self.started:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            log.close()
+
+
+@pytest.fixture
+def replicas(tmp_path: Path) -> Iterator[list[ServerProcess]]:
+    servers = [ServerProcess(tmp_path, "--no-call-log", wait=False) for _ in range(2)]
+    try:
+        for server in servers:
+            server.wait_ready()
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def counters(server: ServerProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """The replica's counters now, by sample name and labels."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    out: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+def total(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str) -> float:
+    return sum(v for (n, ls), v in samples.items() if n == name and labels.items() <= dict(ls).items())
+
+
+def test_a_master_and_two_workers_play_checked_deals_on_both_replicas(
+    replicas: list[ServerProcess], tmp_path: Path
+) -> None:
+    locust = shutil.which("locust", path=str(Path(sys.executable).parent)) or shutil.which("locust")
+    assert locust, "the locust command is installed with the dev extra"
+    port = free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("BIGTWO_", "LOCUST_"))},
+        "BIGTWO_TARGETS": ",".join(server.target for server in replicas),
+        "BIGTWO_SEED": "test-locust-distributed",
+        "BIGTWO_REFUSED_SHARE": "0.05",
+    }
+    processes = Processes(tmp_path)
+    try:
+        master = processes.start(
+            "master",
+            # The master runs no user, but loads the locustfile for its user classes.
+            [
+                *(locust, "-f", str(LOCUSTFILE), "--master", "--headless", "--only-summary"),
+                *("--master-bind-host", "127.0.0.1", "--master-bind-port", str(port)),
+                *("--expect-workers", "2", "--expect-workers-max-wait", "60"),
+                *("-u", str(USERS), "-r", str(USERS), "-t", f"{RUN_SECONDS}s", "--stop-timeout", "2"),
+                *("--json-file", str(tmp_path / "stats"), "--csv", str(tmp_path / "run")),
+            ],
+            env,
+        )
+        for index, mode in enumerate(WORKER_MODES):
+            processes.start(
+                f"worker-{index}",
+                [locust, "-f", str(LOCUSTFILE), "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)],
+                {**env, "BIGTWO_MODE": mode},
+            )
+        try:
+            code = master.wait(timeout=HARD_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the Locust master ran past {HARD_TIMEOUT:.0f} s\n{processes.logs()}")
+        master_log = (tmp_path / "master.log").read_text(errors="replace")
+        failures = (tmp_path / "run_failures.csv").read_text()
+        assert code == 0, f"master exit {code}; failures:\n{failures}\n{processes.logs()}"
+        assert "2 workers connected" in master_log, master_log
+        assert f"Sending spawn jobs of {USERS} users" in master_log and "to 2 ready workers" in master_log
+
+        stats = {entry["name"]: entry for entry in json.loads((tmp_path / "stats.json").read_text())}
+        requests = {name: entry["num_requests"] for name, entry in stats.items()}
+        assert sum(entry["num_failures"] for entry in stats.values()) == 0, failures
+        assert len(failures.splitlines()) == 1, f"only the header: {failures}"
+        # One worker's users only use ApplyMove, the other's only PlayStream: both ran.
+        assert requests.get("ApplyMove", 0) > 0 and requests.get("Deal", 0) > 0, requests
+        assert requests.get("PlayStream move", 0) > 0 and requests.get("PlayStream open", 0) > 0, requests
+        moves = {
+            "accepted": requests["ApplyMove"] + requests["PlayStream move"],
+            "refused": requests.get("ApplyMove (refused)", 0) + requests.get("PlayStream move (refused)", 0),
+        }
+        assert moves["refused"] > 0, "the refused share reached the replicas"
+
+        seen = [counters(server) for server in replicas]
+        for server, samples in zip(replicas, seen, strict=True):
+            for method in ("Deal", "ApplyMove", "PlayStream"):
+                assert total(samples, "bigtwo_rpc_calls_total", method=method) > 0, (server.target, method)
+        # Every move the master counts was judged by a replica (a replica may have judged a few more:
+        # the moves in flight when the run ended, whose answers no user recorded).
+        for result, counted in moves.items():
+            judged = sum(total(samples, "bigtwo_moves_total", result=result) for samples in seen)
+            assert judged >= counted > 0, (result, judged, counted)
+    finally:
+        processes.stop_all()
+    assert all(process.poll() is not None for process, _, _ in processes.started)
