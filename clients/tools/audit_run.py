@@ -182,7 +182,7 @@ def _paired(task: Task, batch: AuditBatch) -> tuple[AuditBatch, tuple[AuditRow, 
 
 @dataclass
 class OnDask:
-    """The workers of a Dask cluster (``client``); ``window`` batches in flight per worker thread."""
+    """The workers of a Dask cluster (``client``), ``per_thread`` batches running per worker thread."""
 
     client: Client
     label: str = "a Dask cluster"
