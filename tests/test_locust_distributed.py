@@ -5,8 +5,10 @@ with the locustfile's users, worker by worker in the two ways the locustfile kno
 state token, PlayStream), so the master's aggregated stats show by their request names that both
 workers' users ran. Every answer is checked against the engine by the locustfile itself (a mismatch
 is a Locust failure), so "no failure" here means every move was judged as the engine judges it.
-The replicas' own counters (/metrics) show that each replica took calls and that every move the
-master counts reached a replica. Every process is stopped, whatever the outcome.
+The replicas serve TLS, as the example Kubernetes overlay does, and the workers verify them with
+the locustfile's BIGTWO_TLS_CA and BIGTWO_SERVER_NAME. The replicas' own counters (/metrics) show
+that each replica took calls and that every move the master counts reached a replica. Every process
+is stopped, whatever the outcome.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+import grpc
 import pytest
+from client_support import Pki, make_pki
 from prometheus_client.parser import text_string_to_metric_families
 from service_support import ServerProcess, free_port
 
@@ -78,11 +82,32 @@ class Processes:
 
 
 @pytest.fixture
-def replicas(tmp_path: Path) -> Iterator[list[ServerProcess]]:
-    servers = [ServerProcess(tmp_path, "--no-call-log", wait=False) for _ in range(2)]
+def pki(tmp_path: Path) -> Pki:
+    return make_pki(tmp_path)
+
+
+def wait_ready_tls(server: ServerProcess, ca: bytes, timeout: float = 120) -> None:
+    """As ServerProcess.wait_ready, over TLS: READY only once a handshake verified the server."""
+    channel = grpc.secure_channel(
+        server.target,
+        grpc.ssl_channel_credentials(root_certificates=ca),
+        options=[("grpc.ssl_target_name_override", "localhost")],
+    )
+    try:
+        grpc.channel_ready_future(channel).result(timeout=timeout)
+    except grpc.FutureTimeoutError:
+        raise RuntimeError(f"no TLS server on {server.target}: {server.log()}") from None
+    finally:
+        channel.close()
+
+
+@pytest.fixture
+def replicas(tmp_path: Path, pki: Pki) -> Iterator[list[ServerProcess]]:
+    tls = ("--tls-cert", str(pki.server_cert), "--tls-key", str(pki.server_key))
+    servers = [ServerProcess(tmp_path, "--no-call-log", *tls, wait=False) for _ in range(2)]
     try:
         for server in servers:
-            server.wait_ready()
+            wait_ready_tls(server, pki.ca.read_bytes())
         yield servers
     finally:
         for server in servers:
@@ -105,7 +130,7 @@ def total(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: s
 
 
 def test_a_master_and_two_workers_play_checked_deals_on_both_replicas(
-    replicas: list[ServerProcess], tmp_path: Path
+    replicas: list[ServerProcess], pki: Pki, tmp_path: Path
 ) -> None:
     locust = shutil.which("locust", path=str(Path(sys.executable).parent)) or shutil.which("locust")
     assert locust, "the locust command is installed with the dev extra"
@@ -115,6 +140,8 @@ def test_a_master_and_two_workers_play_checked_deals_on_both_replicas(
         "BIGTWO_TARGETS": ",".join(server.target for server in replicas),
         "BIGTWO_SEED": "test-locust-distributed",
         "BIGTWO_REFUSED_SHARE": "0.05",
+        "BIGTWO_TLS_CA": str(pki.ca),
+        "BIGTWO_SERVER_NAME": "localhost",
     }
     processes = Processes(tmp_path)
     try:
