@@ -16,6 +16,7 @@ import copy
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -27,6 +28,7 @@ from urllib.parse import urlparse
 import jsonschema
 import kubernetes_validate
 import pytest
+import yaml
 from test_deploy import K8S_VERSIONS, dockerfile_instructions, load_docs, secrets_created, shell_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -464,3 +466,36 @@ def test_the_service_policy_admits_the_locust_workers_and_their_targets_name_the
     policy = find(own_objects(LOCUST), "NetworkPolicy", "bigtwo-locust")
     egress_ports = {p["port"] for rule in policy["spec"]["egress"] for p in rule["ports"]}
     assert grpc_port in egress_ports and 53 in egress_ports
+
+
+# -- the real build, where kubectl is installed --------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl kustomize builds offline, when installed")
+@pytest.mark.parametrize("folder", [LOCUST, DASK], ids=["locust", "dask"])
+def test_kustomize_builds_the_folders_and_every_built_object_validates(folder: Path) -> None:
+    """kustomize itself (``kubectl kustomize``: no cluster) resolves what the tests above resolve by
+    hand: namespaces set, the ConfigMap's hashed name written into the pods that mount it, images."""
+    done = subprocess.run(["kubectl", "kustomize", str(folder)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    built = [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+    schema = json.loads(SCHEMA.read_text())
+    namespace = namespace_of(folder)
+    for doc in built:
+        if doc["kind"] == "DaskCluster":
+            jsonschema.validate(doc, schema)
+        elif doc["kind"] != "ServiceMonitor":  # the example's CRD, checked by tests/test_deploy.py
+            validate(doc)
+        if doc["kind"] != "Namespace":
+            assert doc["metadata"]["namespace"] == namespace, (doc["kind"], doc["metadata"]["name"])
+    configmaps = {doc["metadata"]["name"] for doc in built if doc["kind"] == "ConfigMap"}
+    for doc in built:
+        if doc["kind"] in ("Deployment", "Job"):
+            pod = doc["spec"]["template"]["spec"]
+            for volume in pod["volumes"]:
+                if "configMap" in volume:
+                    assert volume["configMap"]["name"] in configmaps, "the hashed name reached the pod"
+            for box in containers(pod):
+                assert "/" in box["image"] and ":" in box["image"].rpartition("/")[2], box["image"]
+    own = {(doc["kind"], doc["metadata"]["name"]) for doc in own_objects(folder)}
+    assert own <= {(doc["kind"], doc["metadata"]["name"]) for doc in built}
