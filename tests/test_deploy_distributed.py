@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tomllib
@@ -29,6 +31,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from service_support import free_port
 from test_deploy import K8S_VERSIONS, dockerfile_instructions, load_docs, secrets_created, shell_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -499,3 +502,83 @@ def test_kustomize_builds_the_folders_and_every_built_object_validates(folder: P
                 assert "/" in box["image"] and ":" in box["image"].rpartition("/")[2], box["image"]
     own = {(doc["kind"], doc["metadata"]["name"]) for doc in own_objects(folder)}
     assert own <= {(doc["kind"], doc["metadata"]["name"]) for doc in built}
+
+
+# -- the commands, run ---------------------------------------------------------------------------------
+
+
+def replaced(command: list[str], flags: dict[str, str], words: dict[str, str] | None = None) -> list[str]:
+    """``command`` with the value after each of ``flags`` and each of ``words`` replaced; a flag the
+    command lacks is an error (ValueError), so the manifests cannot drift from what this test runs."""
+    out = [(words or {}).get(word, word) for word in command]
+    for flag, value in flags.items():
+        out[out.index(flag) + 1] = value
+    return out
+
+
+@pytest.mark.timeout(120)
+def test_the_manifests_commands_audit_signed_replays_on_a_local_dask_cluster(tmp_path: Path) -> None:
+    """The scheduler's, a worker's, the wait's and the Job's commands exactly as the manifests give
+    them, with only what Kubernetes would fill in replaced: addresses (127.0.0.1 and free ports for
+    the Service's name and fixed ports), the worker's name (the operator's DASK_WORKER_NAME), the
+    key's path (the mounted Secret) and the store's URL (a file:// folder of signed replays)."""
+    spec = daskcluster()["spec"]
+    job = find(own_objects(DASK), "Job", "bigtwo-audit")["spec"]["template"]["spec"]
+    audit = list(only_container(job)["command"])
+    address = audit[audit.index("--dask") + 1]
+    port = free_port()
+    local = f"tcp://127.0.0.1:{port}"
+    bin_dir = Path(sys.executable).parent
+    folder = tmp_path / "replays"
+    folder.mkdir()
+    for name in ("dragon.toml", "hong-kong.toml", "match-4-deals.toml"):  # the signed golden replays
+        shutil.copy(ROOT / "tests" / "golden" / name, folder)
+    store = next(word for word in audit if word.startswith("s3://"))
+
+    scheduler = replaced(
+        only_container(spec["scheduler"]["spec"])["command"],
+        {"--port": str(port), "--dashboard-address": f"127.0.0.1:{free_port()}"},
+    )
+    worker = replaced(
+        only_container(spec["worker"]["spec"])["command"],
+        {"--dashboard-address": f"127.0.0.1:{free_port()}", "--local-directory": str(tmp_path / "dask")},
+        {"$(DASK_WORKER_NAME)": "bigtwo-audit-default-worker-0"},
+    )
+    wait = [word.replace(address, local) for word in job["initContainers"][0]["command"]]
+    audit = replaced(
+        audit,
+        {"--dask": local, "--key": str(ROOT / "tests" / "golden" / "test-signing-key")},
+        {store: f"file://{folder}"},
+    )
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("DASK_", "BIGTWO_"))}}
+    started: list[subprocess.Popen[bytes]] = []
+    logs = tmp_path / "dask.log"
+    try:
+        with logs.open("wb") as log:
+            for command, extra in ((scheduler, ["--host", "127.0.0.1"]), (worker, ["--host", "127.0.0.1"])):
+                started.append(
+                    subprocess.Popen(
+                        [str(bin_dir / command[0]), *command[1:], *extra],
+                        env={**env, "DASK_SCHEDULER_ADDRESS": local},  # what the operator sets
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
+                )
+            waited = subprocess.run([sys.executable, *wait[1:]], env=env, capture_output=True, text=True, timeout=90)
+            assert waited.returncode == 0, waited.stderr + logs.read_text(errors="replace")
+            done = subprocess.run(
+                [str(bin_dir / audit[0]), *audit[1:]], env=env, capture_output=True, text=True, timeout=90
+            )
+        assert done.returncode == 0, done.stdout + done.stderr + logs.read_text(errors="replace")
+        assert "3 valid, 0 failed" in done.stdout + done.stderr, done.stdout + done.stderr
+    finally:
+        for process in started:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in started:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
