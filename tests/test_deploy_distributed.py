@@ -582,3 +582,27 @@ def test_the_manifests_commands_audit_signed_replays_on_a_local_dask_cluster(tmp
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def test_the_deploy_page_states_what_the_manifests_set() -> None:
+    text = " ".join(DEPLOY_DOC.read_text().split())
+    headings = re.findall(r"^## (.+)$", DEPLOY_DOC.read_text(), re.MULTILINE)
+    assert "Locust workers" in headings and "Dask" in headings, "AUDIT.md links DEPLOY.md#dask"
+    objects = own_objects(LOCUST)
+    workers = find(objects, "Deployment", "bigtwo-locust-worker")
+    master = find(objects, "Service", "bigtwo-locust-master")
+    ports = {p["name"]: p["port"] for p in master["spec"]["ports"]}
+    assert f"{workers['spec']['replicas']} replicas of `locust --worker" in text
+    assert f"ports `master` {ports['master']} and `web` {ports['web']}" in text
+    env = {e["name"]: e.get("value") for e in only_container(workers["spec"]["template"]["spec"])["env"]}
+    assert f"`BIGTWO_TARGETS={env['BIGTWO_TARGETS']}`" in text
+    assert f"scale deployment {workers['metadata']['name']}" in text
+
+    cluster = daskcluster()
+    name = cluster["metadata"]["name"]
+    assert f"{cluster['spec']['worker']['replicas']} workers (`dask worker --nthreads 1`" in text
+    assert f"scale daskworkergroup {name}-default" in text, "the operator's name for the default worker group"
+    assert f"Service the operator names `{name}-scheduler`" in text
+    job = find(own_objects(DASK), "Job", "bigtwo-audit")["spec"]["template"]["spec"]
+    assert " ".join(only_container(job)["command"]) in text, "the Job's command, as the page shows it"
+    assert f"`backoffLimit: {find(own_objects(DASK), 'Job', 'bigtwo-audit')['spec']['backoffLimit']}`" in text
