@@ -142,6 +142,7 @@ def test_a_master_and_two_workers_play_checked_deals_on_both_replicas(
         "BIGTWO_REFUSED_SHARE": "0.05",
         "BIGTWO_TLS_CA": str(pki.ca),
         "BIGTWO_SERVER_NAME": "localhost",
+        "PYTHONDONTWRITEBYTECODE": "1",  # Locust imports the locustfile: no __pycache__ in deploy/
     }
     processes = Processes(tmp_path)
     try:
