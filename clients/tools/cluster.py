@@ -106,7 +106,9 @@ def dask_client(target: DaskTarget) -> Iterator[Client]:
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            # The scheduler serves HTTP (health, metrics) whatever this says; None means its fixed
+            # port 8787, where a second cluster warns and moves. Any free port, on loopback only.
+            dashboard_address="127.0.0.1:0",
             silence_logs=logging.ERROR,
         ) as cluster,
         Client(cluster) as client,
