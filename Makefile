@@ -62,6 +62,8 @@ bench: venv
 	$(PY) -m bigtwo.tools.replay_bench --deals 10000 --jobs 2
 	$(PY) -m bigtwo.tools.stall_bench
 	$(PY) -m bigtwo.tools.web_bench --json --seconds 2 --rounds 3
+	$(PY) -m bigtwo.tools.audit_dask_bench --deals 100000
+	$(PY) -m bigtwo.tools.tournament_dask_bench --deals 2000
 
 # Issue 17's bot ladder (docs/BOTS.md): random < beginner < good < great on BOT_DEALS duplicate deals
 # under every preset at 2, 3 and 4 players, pro - great on PRO_DEALS where PRO_PRESETS x PRO_PLAYERS say
