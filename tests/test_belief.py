@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 from bigtwo.engine import Deal, Move, deal_from_code, observe, preset
-from bigtwo.engine.bots import bot_for, sample_hands
+from bigtwo.engine.bots import View, bot_for, finalize, great_order, sample_hands
 from bigtwo.engine.bots.belief import Belief, read_clues
 from bigtwo.engine.cards import parse_mask
 from bigtwo.engine.tables import tables_for
@@ -129,3 +129,30 @@ def test_without_clues_every_seat_is_equally_likely() -> None:
         landed[next(seat for seat in range(4) if hands[seat] >> card & 1)] += 1
     assert landed[observation.seat] == 0
     assert all(900 < landed[seat] < 1100 for seat in range(4) if seat != observation.seat)
+
+
+@pytest.mark.parametrize("preset_name", ["classic", "hong-kong"])
+def test_the_true_hands_explain_great_s_recent_moves(preset_name: str) -> None:
+    """Replayed from the public history with the hands each seat really held, ``great`` makes
+    every checked decision again; guesses drawn without the model often would not."""
+    ruleset = preset(preset_name)
+    great = bot_for("great")
+
+    def model(view: View) -> int:
+        return finalize(view, great_order(view))
+
+    rng = random.Random(4)
+    checks = unexplained = 0
+    for index in range(3):
+        deal = Deal.start(ruleset, deal_from_code(deal_code(5, index), ruleset))
+        while not deal.over:
+            seat = deal.to_act
+            observation = observe(deal, seat)
+            belief = Belief.of(observation, ruleset, 1, model, 6)
+            assert all(check.seat != seat for check in belief.checks)
+            assert belief.surprises(tuple(deal.hands)) == 0
+            checks += len(belief.checks)
+            unexplained += belief.surprises(belief.sample(rng))
+            deal.do(great.choose(observation, ruleset, rng))
+    assert checks > 100
+    assert unexplained > checks // 10

@@ -59,6 +59,9 @@ class Budget:
     pass_tries: int = 4
     """Guesses drawn per world to find hands consistent with the other seats' passes (1: ignore
     passes)."""
+    judged_moves: int = 6
+    """A guess should explain the other seats' last this many decisions as the rollout policy would
+    make them (:mod:`.belief`); the replays are charged to ``steps`` (0: off)."""
     endgame_cards: int = DEFAULT_ENDGAME_CARDS
     """Solve each world exactly (:mod:`.endgame`) instead of rolling it out when the hands hold at
     most this many cards in all (0: never)."""
@@ -133,7 +136,7 @@ class ProBot:
             return cands[0]
         budget = self.budget
         started = time.perf_counter()
-        belief = Belief.of(observation, ruleset, budget.pass_tries)
+        belief = Belief.of(observation, ruleset, budget.pass_tries, self._model, budget.judged_moves)
         totals = [0.0] * len(cands)
         diff_sq = [0.0] * len(cands)
         done = 0
@@ -144,7 +147,8 @@ class ProBot:
         for _ in range(max(1, budget.simulations // len(cands))):
             if done and self._out_of_budget(started):
                 break
-            hands = belief.sample(rng)
+            hands, asked = belief.sample_counted(rng)
+            self.last_steps += asked
             world = Deal.from_state(ruleset, state_with_hands(observation, hands))
             values = self._solved(solver, world, cands) if solver else None
             if values is None:
@@ -155,6 +159,9 @@ class ProBot:
                 diff_sq[index] += (value - values[0]) ** 2
             done += 1
         return cands[self._pick(totals, diff_sq, done)]
+
+    def _model(self, view: View) -> int:
+        return finalize(view, self.policy(view))
 
     def _out_of_budget(self, started: float) -> bool:
         budget = self.budget
