@@ -7,7 +7,10 @@ seconds it took to start or join it and to import ``bigtwo`` on every worker, wh
 figure leaves out, as the one-process figure leaves out this process's imports), then a line with the
 ratio (cluster deals/s over one-process deals/s, without and with the start-up) and whether the
 two reports are identical (points per deal, means, intervals; the decision times are measured, so
-they are left out of the comparison). Exit status 1 when they are not identical. Run::
+they are left out of the comparison). A third run, ``--control-jobs`` (default 2) local processes
+of ``bigtwo tournament --jobs``, is the control: what this machine gives two processes without
+Dask (two virtual cores need not make two cores' worth of work), its ratio printed beside Dask's.
+Exit status 1 when any report differs from the one-process one. Run::
 
     python -m bigtwo.tools.tournament_dask_bench --deals 2000
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -51,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--preset", default="classic", choices=PRESET_NAMES, help="rules (default classic)")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--dask", default="local:2", help="local:N or tcp://HOST:PORT (default local:2)")
+    parser.add_argument("--control-jobs", type=int, default=2, help="processes of the control run (0: none)")
     args = parser.parse_args(argv)
     target = DaskTarget.parse(args.dask)
     ruleset = Ruleset.from_mapping({"preset": args.preset})
@@ -87,13 +92,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         cpu_s=round(sum(cpu_after[w] - cpu_before.get(w, 0.0) for w in cpu_after), 3),
         deals_per_s=round(args.deals / spread_s, 1),
     )
-    identical = spread.points == alone.points and json.dumps(comparable(spread)) == json.dumps(comparable(alone))
+    identical = same(spread, alone)
+    control: dict[str, Any] = {}
+    if args.control_jobs > 1:
+        forked, forked_s = control_run(args.control_jobs, ruleset, levels, args.deals, args.seed)
+        identical = identical and same(forked, alone)
+        control = {f"jobs_{args.control_jobs}_ratio": round(alone_s / forked_s, 3)}
     line(
         ratio=round(alone_s / spread_s, 3),
         ratio_with_startup=round(alone_s / (spread_s + startup_s), 3),
+        **control,
         identical=identical,
     )
     return 0 if identical else 1
+
+
+def same(got: TournamentResult, want: TournamentResult) -> bool:
+    return got.points == want.points and json.dumps(comparable(got)) == json.dumps(comparable(want))
+
+
+def control_run(
+    jobs: int, ruleset: Ruleset, levels: list[str], deals: int, seed: int
+) -> tuple[TournamentResult, float]:
+    """The tournament in ``jobs`` forked processes (``--jobs``): prints its line, returns its result and seconds."""
+    started, children = time.perf_counter(), os.times()
+    result = run_tournament(ruleset, levels, deals, seed, jobs=jobs)
+    seconds, after = time.perf_counter() - started, os.times()
+    cpu = after.children_user + after.children_system - children.children_user - children.children_system
+    line(
+        run=f"jobs {jobs} (no Dask)",
+        deals=deals,
+        seconds=round(seconds, 3),
+        cpu_s=round(cpu, 3),
+        deals_per_s=round(deals / seconds, 1),
+    )
+    return result, seconds
 
 
 if __name__ == "__main__":
