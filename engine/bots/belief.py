@@ -47,9 +47,10 @@ Model = Callable[[View], int]
 """A model of the other players: the move (a mask, 0 for a pass) it makes from a view."""
 
 ALL_CARDS = (1 << 52) - 1
-CHECK_STEPS = 2
-"""Replaying one decision costs about two rollout moves (profiled in pro's search: 108 µs against
-56 µs; the hand it splits is new, so the split cache misses)."""
+CARDS_PER_CHECK_STEP = 3
+"""Replaying one decision costs one rollout move plus one for every 3 cards in that seat's hand
+then: the hand is new to the split cache, and splitting it grows with its size (profiled in pro's
+search: 108 µs a replay on average against 56 µs a rollout move, far more early in the deal)."""
 DRAW_STEPS = 1
 """Drawing one more guess (and checking its passes) costs about one rollout move."""
 
@@ -146,6 +147,8 @@ class MoveCheck:
     seat: int
     move: int
     since: tuple[int, ...]
+    steps: int
+    """What replaying it costs, in rollout moves (see ``CARDS_PER_CHECK_STEP``)."""
 
 
 def recent_moves(observation: Observation, ruleset: Ruleset, count: int) -> tuple[MoveCheck, ...]:
@@ -177,7 +180,8 @@ def recent_moves(observation: Observation, ruleset: Ruleset, count: int) -> tupl
         for event in history[start:]:
             if isinstance(event, CardsPlayed):
                 since[event.seat] |= event.mask
-        checks.append(MoveCheck(state, seat, move, tuple(since)))
+        held = observation.cards_left[seat] + since[seat].bit_count()
+        checks.append(MoveCheck(state, seat, move, tuple(since), 1 + held // CARDS_PER_CHECK_STEP))
     return tuple(checks)
 
 
@@ -264,14 +268,13 @@ class Belief:
         return self.sample_counted(rng)[0]
 
     def sample_counted(self, rng: random.Random) -> tuple[tuple[int, ...], int]:
-        """A guess, and what it cost in rollout steps (``CHECK_STEPS`` a decision the model
-        replayed, ``DRAW_STEPS`` a guess drawn after the first), which the search charges to its
-        budget."""
+        """A guess, and what it cost in rollout steps (each decision the model replayed, and
+        ``DRAW_STEPS`` a guess drawn after the first), which the search charges to its budget."""
         hands = self._draw(rng)
         if not self.clues and not self.checks:
             return hands, 0
         wrong = self.violations(hands) + self.surprises(hands)
-        per_guess = CHECK_STEPS * len(self.checks) if self.model else 0
+        per_guess = sum(check.steps for check in self.checks) if self.model else 0
         asked = per_guess
         for _ in range(self.tries - 1):
             if not wrong:

@@ -4,9 +4,11 @@ For one decision:
 
 1. The ``great`` policy ranks the moves; the top ``candidates`` (pass included when allowed) are
    searched, the rest pruned.
-2. ``worlds`` guesses of the hidden hands are sampled consistently with what the seat knows: every
-   seat's card count, the played cards, the 3-player face-up card (it stays with its holder), and
-   with 2 players the cards below the opening card (never dealt).
+2. Guesses of the hidden hands (worlds) are drawn from the seat's belief (:mod:`.belief`): every
+   seat's card count, the played cards, the 3-player face-up card (it stays with its holder), with
+   2 players the cards below the opening card (never dealt), what the other seats' passes say, and
+   a preference for guesses under which the rollout policy would have made the other seats' last
+   ``judged_moves`` decisions.
 3. In every world each candidate is played, then the deal is played out by the ``great`` policy
    for every seat (common random numbers: all candidates meet the same worlds). A rollout's value
    is the seat's score under the ruleset: minus its penalty under ``penalty`` settlement, its
