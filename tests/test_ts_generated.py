@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.ts_support import BIN, ROOT, TS, require_toolchain
+from ts_support import BIN, ROOT, TS, require_toolchain
 
 
 def test_generated_typescript_is_current(tmp_path: Path) -> None:

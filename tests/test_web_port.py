@@ -24,8 +24,7 @@ from connectrpc.protocol import ProtocolType
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from pyqwest import HTTPVersion, SyncClient, SyncHTTPTransport
-
-from tests.service_support import CODE, ServerProcess, free_port
+from service_support import CODE, ServerProcess, free_port
 
 SERVICE = "bigtwo.v1.BigTwoService"
 CLASSIC = pb.Ruleset(preset="classic")
