@@ -13,8 +13,7 @@ from bigtwo.engine.bots.belief import Belief, read_clues
 from bigtwo.engine.cards import parse_mask
 from bigtwo.engine.tables import tables_for
 from bigtwo.tools.tournament import deal_code
-
-from tests.position_support import trick_start
+from position_support import trick_start
 
 CLASSIC = preset("classic")
 

@@ -32,8 +32,7 @@ from bigtwo.engine.cards import parse_mask
 from bigtwo.engine.generate import CARD_MASK, all_plays
 from bigtwo.engine.tables import tables_for
 from bigtwo.tools.tournament import TournamentResult
-
-from tests.position_support import trick_start
+from position_support import trick_start
 
 TINY = Budget(simulations=12, steps=300, candidates=3)
 

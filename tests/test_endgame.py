@@ -14,8 +14,7 @@ from bigtwo.engine.bots.endgame import EndgameSolver, OutOfNodes, Position, line
 from bigtwo.engine.bots.pro import utility
 from bigtwo.engine.cards import parse_cards
 from bigtwo.engine.generate import CARD_MASK, MASK_BITS
-
-from tests.position_support import trick_start
+from position_support import trick_start
 
 FULL_DECK = (1 << 52) - 1
 
