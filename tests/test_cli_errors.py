@@ -137,6 +137,8 @@ ROWS = [
     row("tournament-option-without-value", "tournament --option players", USAGE, "--option", "NAME=VALUE"),
     row("tournament-ruleset-garbage", "tournament --ruleset {garbage_json}", USAGE, "--ruleset", "garbage.json"),
     row("tournament-preset-and-ruleset", "tournament --preset web --ruleset {ruleset_toml}", USAGE, "not both"),
+    row("tournament-dask-bad-target", "tournament --dask local:x", USAGE, "--dask", "local:N"),
+    row("tournament-dask-and-jobs", "tournament --dask local:2 --jobs 2", USAGE, "--dask", "--jobs"),
     row(
         "tournament-plot-without-matplotlib",
         "tournament --deals 1 --plot {tmp}/chart.png",
@@ -157,6 +159,9 @@ ROWS = [
     row("audit-empty-folder", "audit {empty_folder}", USAGE, "no replay files"),
     row("audit-json-missing-folder", "audit {golden} --json {tmp}/missing/report.json", USAGE, "--json", "missing"),
     row("audit-jobs-negative", "audit {golden} --jobs -1", USAGE, "--jobs"),
+    row("audit-dask-bad-target", "audit {golden} --dask mars", USAGE, "--dask", "local:N", "tcp://HOST:PORT"),
+    row("audit-dask-and-jobs", "audit {golden} --dask local:2 --jobs 2", USAGE, "--dask", "--jobs"),
+    row("audit-url-without-its-package", "audit s3://replays/day", USAGE, "s3fs"),
     # -- bigtwo serve / run -----------------------------------------------------------------------
     row("serve-port-out-of-range", "serve --port 99999", USAGE, "--port", "99999"),
     row("serve-port-env-not-a-number", "serve", USAGE, "BIGTWO_PORT", "abc", env={"BIGTWO_PORT": "abc"}),
