@@ -34,9 +34,10 @@ if TYPE_CHECKING:
 
 REPORT_FORMAT = "bigtwo-audit-report/1"
 SUMMARY_FORMAT = "bigtwo-audit-summary/1"
-BATCH_FILES = 32
-"""Replay files a batch: about 30 ms of work for one-deal files, against the Dask scheduler's
-overhead of about a millisecond a task."""
+BATCH_FILES = 256
+"""Replay files a batch: about a quarter of a second of work for one-deal files. Dask's cost per
+task (the scheduler's bookkeeping, the round trip to the worker) is paid once per batch, and
+smaller batches lost a sixth of the rate to it (docs/PERFORMANCE.md)."""
 FAILURES_SHOWN = 20
 
 
