@@ -269,36 +269,47 @@ class Belief:
 
     def sample_counted(self, rng: random.Random) -> tuple[tuple[int, ...], int]:
         """A guess, and what it cost in rollout steps (each decision the model replayed, and
-        ``DRAW_STEPS`` a guess drawn after the first), which the search charges to its budget."""
+        ``DRAW_STEPS`` a guess drawn after the first), which the search charges to its budget.
+
+        Of ``tries`` guesses the one that contradicts the fewest passes and recent decisions wins.
+        A later guess stops being checked as soon as it is no better than the best so far, so a
+        poor guess costs a replay or two rather than all of them: more guesses for the same cost."""
         hands = self._draw(rng)
         if not self.clues and not self.checks:
             return hands, 0
-        wrong = self.violations(hands) + self.surprises(hands)
-        per_guess = sum(check.steps for check in self.checks) if self.model else 0
-        asked = per_guess
+        wrong, asked = self._wrong(hands, None)
         for _ in range(self.tries - 1):
             if not wrong:
                 break
             other = self._draw(rng)
-            other_wrong = self.violations(other) + self.surprises(other)
-            asked += per_guess + DRAW_STEPS
+            other_wrong, cost = self._wrong(other, wrong)
+            asked += cost + DRAW_STEPS
             if other_wrong < wrong:
                 hands, wrong = other, other_wrong
         return hands, asked
 
-    def surprises(self, hands: tuple[int, ...]) -> int:
-        """How many of the checked recent decisions the model would not have made with the guessed
-        hands (each seat's hand then: its guessed hand plus what it has played since)."""
+    def _wrong(self, hands: tuple[int, ...], bound: int | None) -> tuple[int, int]:
+        """The guess's contradictions (passes, then recent decisions), counted until they reach
+        ``bound``, and the steps the replays cost."""
+        wrong = self.violations(hands)
         model = self.model
         if model is None:
-            return 0
+            return wrong, 0
+        cost = 0
         ruleset = self.ruleset
-        wrong = 0
-        for check in self.checks:
+        for check in reversed(self.checks):  # the latest first: the hands then are nearest the guess
+            if bound is not None and wrong >= bound:
+                break
             then = tuple(hand | since for hand, since in zip(hands, check.since, strict=True))
             view = view_in_deal(Deal.from_state(ruleset, check.state._replace(hands=then)))
             wrong += model(view) != check.move
-        return wrong
+            cost += check.steps
+        return wrong, cost
+
+    def surprises(self, hands: tuple[int, ...]) -> int:
+        """How many of the checked recent decisions the model would not have made with the guessed
+        hands (each seat's hand then: its guessed hand plus what it has played since)."""
+        return self._wrong(hands, None)[0] - self.violations(hands)
 
     def violations(self, hands: tuple[int, ...]) -> int:
         """How many passes on multi-card plays the guess contradicts (that seat could have beaten)."""
