@@ -67,7 +67,7 @@ bench: venv
 
 # Issue 17's bot ladder (docs/BOTS.md): random < beginner < good < great on BOT_DEALS duplicate deals
 # under every preset at 2, 3 and 4 players, pro - great on PRO_DEALS where PRO_PRESETS x PRO_PLAYERS say
-# (BENCH_BOTS_FLAGS=--pro-all for every cell: hours more); it prints its estimated run time first.
+# (BENCH_BOTS_FLAGS=--pro-all for every cell: about an hour more); it prints its estimated run time first.
 BOT_DEALS   ?= 2000
 PRO_DEALS   ?= 400
 PRO_PRESETS ?= classic,web

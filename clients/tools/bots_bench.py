@@ -55,7 +55,7 @@ PERCENTILES = ("p50", "p95", "p99")
 # The run-time estimate: mean ms of one decision (the engine's part included) on this project's
 # 2-core reference machine, and a level's decisions per duplicate deal at each player count (it
 # holds every seat once per deal; 3 players deal 17 cards). Rough: it only sizes the run.
-EST_MS_PER_DECISION = {"random": 0.12, "beginner": 0.14, "good": 0.16, "great": 0.2, "pro": 80.0}
+EST_MS_PER_DECISION = {"random": 0.12, "beginner": 0.14, "good": 0.16, "great": 0.2, "pro": 25.0}
 EST_DECISIONS_PER_DEAL = {2: 19, 3: 40, 4: 45}
 
 
