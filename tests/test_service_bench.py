@@ -51,7 +51,8 @@ def test_a_short_run_reports_every_transport_and_load() -> None:
     for row in moves:
         assert row["repeats"] == 2 and row["real_moves_per_s"] > 0 and row["noop_moves_per_s"] > 0
         assert row["ratio"] > 0 and row["ratio_range"][0] <= row["ratio"] <= row["ratio_range"][1]
-        assert 0 < row["real_p50_ms"] <= row["real_p99_ms"]
+        percentiles = [row["real_p50_ms"], row["real_p99_ms"]]
+        assert percentiles == sorted(percentiles) and row["real_p50_ms"] > 0
         assert row["real_server_cpu_us_per_move"] > 0 and row["real_client_cpu_us_per_move"] > 0
     token = rows[-1]
     assert token["figure"] == "apply_by_token_us" and token["at_move_5"] > 0 and token["at_move_80"] > 0
