@@ -233,7 +233,9 @@ def _setup(cfg: ServerConfig, make_core: CoreFactory | None = None) -> Hosting:
 def _web_port(cfg: ServerConfig, hosting: Hosting, reuse_port: bool) -> WebPort | None:
     if cfg.web_port is None:
         return None
-    config = WebConfig(cfg.host, cfg.web_port, cfg.web_origins, cfg.max_message_bytes)
+    config = WebConfig(
+        cfg.host, cfg.web_port, cfg.web_origins, cfg.max_message_bytes, max_calls=cfg.max_concurrent_rpcs or None
+    )
     return WebPort(hosting, config, draining_message=DRAINING_DETAILS, reuse_port=reuse_port)
 
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import os
 import socket
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -47,7 +48,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .callscope import STREAM, Undecodable, safe_deserializer, serializer
-from .errors import bad_field, to_rpc_status
+from .errors import ResourceExhausted, bad_field, to_rpc_status
 from .limits import LIMITS
 from .replay_page import replay_page
 from .servicer import SERVICE_NAME, UNARY, Hosting
@@ -227,17 +228,42 @@ def _method(name: str, request_cls: Any, response_cls: Any, stream: StreamType) 
 
 
 class WebGate:
-    """The drain, as the gRPC port's :class:`~bigtwo.service.server.DrainGate` has it: once set,
-    new calls are refused UNAVAILABLE (never started, so safe to retry on another replica)."""
+    """What may start on this port: the drain, as the gRPC port's
+    :class:`~bigtwo.service.server.DrainGate` has it (once set, new calls are refused UNAVAILABLE,
+    never started, so safe to retry on another replica), and the cap on calls in flight that the
+    gRPC port gets from ``maximum_concurrent_rpcs`` (past it, RESOURCE_EXHAUSTED)."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, max_calls: int | None = None) -> None:
         self.draining = False
         self.message = message
+        self.max_calls = max_calls
+        self.in_flight = 0
 
     def check(self, method: str) -> None:
         if self.draining:
             CALLS.labels(method, "UNAVAILABLE").inc()
             raise ConnectError(Code.UNAVAILABLE, self.message)
+        if self.max_calls is not None and self.in_flight >= self.max_calls:
+            CALLS.labels(method, "RESOURCE_EXHAUSTED").inc()
+            status, code = to_rpc_status(
+                ResourceExhausted(
+                    f"this server is answering its limit of {self.max_calls} calls at once; try again "
+                    "shortly or on another replica",
+                    reason="CALLS_BUSY",
+                    metadata={"max_calls": str(self.max_calls)},
+                )
+            )
+            raise connect_error(code, status.details, status.trailing_metadata)
+
+    @contextlib.contextmanager
+    def admitted(self, method: str) -> Iterator[None]:
+        """Run one call if :meth:`check` lets it start, counted in flight until it ends."""
+        self.check(method)
+        self.in_flight += 1
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
 
 
 def endpoints(hosting: Hosting, gate: WebGate) -> dict[str, Any]:
@@ -256,8 +282,8 @@ def _unary(
     name: str, handler: Callable[..., Any], response_cls: Any, gate: WebGate
 ) -> Callable[[Any, RequestContext[Any, Any]], Any]:
     async def call(request: Any, context: RequestContext[Any, Any]) -> Any:
-        gate.check(name)
-        answer = await handler(request, WebCallContext(context))
+        with gate.admitted(name):
+            answer = await handler(request, WebCallContext(context))
         return SerializedAnswer(answer, response_cls) if answer.__class__ is bytes else answer
 
     return call
@@ -267,11 +293,11 @@ def _stream(
     handler: Callable[..., AsyncIterator[Any]], gate: WebGate
 ) -> Callable[[AsyncIterator[Any], RequestContext[Any, Any]], AsyncIterator[Any]]:
     async def call(requests: AsyncIterator[Any], context: RequestContext[Any, Any]) -> AsyncIterator[Any]:
-        gate.check(STREAM)
-        web_context = WebCallContext(context)
-        async for answer in handler(requests, web_context):
-            yield SerializedAnswer(answer, api.PlayStreamResponse) if answer.__class__ is bytes else answer
-        web_context.raise_status()
+        with gate.admitted(STREAM):
+            web_context = WebCallContext(context)
+            async for answer in handler(requests, web_context):
+                yield SerializedAnswer(answer, api.PlayStreamResponse) if answer.__class__ is bytes else answer
+            web_context.raise_status()
 
     return call
 
@@ -294,6 +320,9 @@ class WebConfig:
     origins: tuple[str, ...] = ()
     """Origins whose pages may call the API (CORS); the table served on this port needs none."""
     max_message_bytes: int = 1 << 20
+    max_calls: int | None = None
+    """Calls in flight at once on this port (None: no cap); the gRPC port's
+    ``max_concurrent_rpcs``."""
 
 
 def application(hosting: Hosting, gate: WebGate, config: WebConfig) -> Starlette:
@@ -402,7 +431,7 @@ class WebPort:
 
     def __init__(self, hosting: Hosting, config: WebConfig, *, draining_message: str, reuse_port: bool) -> None:
         self.config = config
-        self.gate = WebGate(draining_message)
+        self.gate = WebGate(draining_message, config.max_calls)
         self.sock = bind_socket(config.host, config.port, reuse_port=reuse_port)
         self.app = application(hosting, self.gate, config)
         self.port = int(self.sock.getsockname()[1])

@@ -5,6 +5,8 @@ client (connectrpc over pyqwest) and stock gRPC, knowing only proto/ (the genera
 
 from __future__ import annotations
 
+import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -397,3 +399,55 @@ def test_one_http2_connection_serves_more_than_a_thousand_calls(web: Web) -> Non
     request = api.NameCardsRequest(ruleset=CLASSIC, cards="3D 3S")
     for _ in range(1_100):
         assert client.execute_unary(request=request, method=name).name
+
+
+def test_calls_past_the_in_flight_cap_are_refused_resource_exhausted(tmp_path: Path) -> None:
+    """The browser port caps calls in flight as the gRPC port does (``--max-concurrent-rpcs``): with a
+    cap of 1, an open stream makes the next call RESOURCE_EXHAUSTED (nothing started, safe to retry),
+    and once the stream ends calls are answered again."""
+    port = free_port()
+    process = ServerProcess(tmp_path, "--max-concurrent-rpcs", "1", "--web-port", str(port), metrics=False)
+    release = threading.Event()
+    outcome: list[Any] = []
+
+    def held_open() -> Iterator[api.PlayStreamRequest]:
+        log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE)
+        yield api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=log), view_seat=0))
+        release.wait(timeout=60)
+
+    def stream() -> None:
+        client = Web(port).client(ProtocolType.CONNECT, HTTPVersion.HTTP2, google_protobuf_binary_codec())
+        try:
+            outcome.extend(client.execute_bidi_stream(request=held_open(), method=STREAM))
+        except ConnectError as error:  # pragma: no cover - reported by the assertion below
+            outcome.append(error)
+
+    holder = threading.Thread(target=stream, daemon=True)
+    try:
+        client = Web(port).way(WAYS[0])
+        request = api.DescribeRulesetRequest(ruleset=CLASSIC)
+        assert client.execute_unary(request=request, method=DESCRIBE).ruleset.preset == "classic"
+        holder.start()
+        refused = None
+        for _ in range(200):  # until the stream has started on the server
+            try:
+                client.execute_unary(request=request, method=DESCRIBE)
+            except ConnectError as error:
+                refused = error
+                break
+            time.sleep(0.05)
+        assert refused is not None and refused.code is Code.RESOURCE_EXHAUSTED, refused
+        assert "1 calls at once" in refused.message
+        infos = [
+            error_details_pb2.ErrorInfo.FromString(detail.message_bytes)
+            for detail in refused.details
+            if detail.type_name == "google.rpc.ErrorInfo"
+        ]
+        assert [(info.reason, dict(info.metadata)) for info in infos] == [("CALLS_BUSY", {"max_calls": "1"})]
+        release.set()
+        holder.join(timeout=60)
+        assert [answer.WhichOneof("message") for answer in outcome] == ["opened"]
+        assert client.execute_unary(request=request, method=DESCRIBE).ruleset.preset == "classic"
+    finally:
+        release.set()
+        assert process.stop() == 0
