@@ -24,9 +24,10 @@ import grpc
 import pytest
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
-from fuzz.corpus import DECK
-from fuzz.fuzz_service import MODES, RPCS, FuzzConfig, ModeReport, Result, call_once, run, symptom_of
-from fuzz.server import ServerUnderTest
+from fuzz.corpus import DECK, SERVICE_PATH
+from fuzz.fuzz_service import MODES, RPCS, Case, FuzzConfig, ModeReport, Result, call_once, run, symptom_of
+from fuzz.server import ServerUnderTest, free_port
+from fuzz.web import WEB_PROTOCOLS, send_web
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
@@ -35,6 +36,8 @@ pytestmark = pytest.mark.timeout(300)
 SEED = 13
 REQUESTS = 2000
 PEAK_MB = 50
+WEB_SHARE = 0.25
+"""Share of the unary cases sent to the browser port (Connect and gRPC-Web) instead of gRPC."""
 """Issue 13: a hostile request of up to the message limit may cost the server at most 50 MB."""
 
 KNOWN: dict[str, str] = {}
@@ -57,7 +60,9 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], ModeRep
 
     def report(mode: str) -> ModeReport:
         if mode not in done:
-            config = FuzzConfig(requests=REQUESTS, seed=SEED, modes=(mode,), seconds=150, skip=tuple(KNOWN))
+            config = FuzzConfig(
+                requests=REQUESTS, seed=SEED, modes=(mode,), seconds=150, skip=tuple(KNOWN), web_share=WEB_SHARE
+            )
             done[mode] = run(config, tmp_path_factory.mktemp(f"fuzz-{mode}"), log=False)[0]
         return done[mode]
 
@@ -88,6 +93,39 @@ def test_rss_stays_bounded(reports: Callable[[str], ModeReport], mode: str, chec
     failures = report.failures_of(symptom="RSS")
     assert not failures, report.summary()
 
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_browser_port_is_fuzzed_in_both_protocols(reports: Callable[[str], ModeReport], mode: str) -> None:
+    """A share of the cases went to ``--web-port`` as Connect and as gRPC-Web, and were answered
+    both ways (their failures, if any, are in the per-RPC test above)."""
+    statuses = reports(mode).web_statuses
+    assert sorted(statuses) == ["connect", "grpc-web"]
+    for protocol, counter in statuses.items():
+        assert counter["OK"] and counter["INVALID_ARGUMENT"], (protocol, counter)
+
+
+def test_the_web_judge_reads_both_protocols_and_flags_what_is_outside_the_model(tmp_path: Path) -> None:
+    """The fuzzer's browser-port client reads answers and errors of both protocols, and an answer
+    outside the error model (a bare HTTP error) is a finding."""
+    port = free_port()
+    with ServerUnderTest("aio", tmp_path, rss_cap_mb=1024, extra_args=("--web-port", str(port))) as server:
+        server.wait_healthy()
+        base = f"http://127.0.0.1:{port}"
+        presets = api.ListPresetsRequest().SerializeToString()
+        for protocol in WEB_PROTOCOLS:
+            answer = send_web(base, SERVICE_PATH + "ListPresets", presets, protocol, **WEB_CALL)
+            assert answer.code == "OK" and answer.reply is not None
+            assert api.ListPresetsResponse.FromString(answer.reply).presets
+            refused = send_web(base, SERVICE_PATH + "Deal", b"\xff\xff\xff", protocol, **WEB_CALL)
+            assert refused.code == "INVALID_ARGUMENT" and refused.details, refused
+        missing = send_web(base, "/no.such.Service/Nothing", presets, "connect", **WEB_CALL)
+        assert missing.code.startswith("HTTP_4"), missing
+    case = Case(0, "ListPresets", "once", "", [presets], False, 10.0, "connect")
+    symptom = symptom_of(Result(case, missing.code, missing.details, 0.01, 0))
+    assert symptom == f"status {missing.code} outside the error model"
+
+
+WEB_CALL = {"deadline": 10.0, "margin": 5.0, "request_id": "fuzz-judge"}
 
 # --- the hostile requests of issue 13, one by one --------------------------------------------------
 

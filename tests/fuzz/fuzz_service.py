@@ -15,7 +15,10 @@ PlayStream, each with a deadline and from several concurrent callers:
   maximal bot budgets, huge match totals, replay texts built to hurt a TOML reader;
 * PlayStream conversations: edited, opened twice, moves before the open, resends, floods;
 * calls the client gives up on (a tiny deadline, a stream cancelled after its first answer), so the
-  server's handling of abandoned work is exercised too.
+  server's handling of abandoned work is exercised too;
+* with ``--web-share`` (a quarter by default) unary cases go to the server's browser port instead,
+  as Connect or gRPC-Web (:mod:`fuzz.web`), judged the same way (a bare HTTP error is a status
+  outside the error model). PlayStream stays on gRPC: Connect streams need HTTP/2.
 
 A run fails (exit 1, with each finding's RPC, request bytes in a file and as hex, status and time)
 on: UNKNOWN or INTERNAL; any status outside the documented error model; a call that gets no
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import random
 import re
@@ -52,7 +56,8 @@ if __package__ in (None, ""):  # run as a script: make the package ``fuzz`` impo
 from fuzz.corpus import SERVICE_PATH, STREAM_RPCS, UNARY_RPCS, Corpus, build_corpus, check_rpc_table
 from fuzz.hostile import Hostile
 from fuzz.mutate import Pools, mutate_bytes, random_bytes, random_message
-from fuzz.server import ServerUnderTest
+from fuzz.server import ServerUnderTest, free_port
+from fuzz.web import WEB_PROTOCOLS, send_web
 
 RPCS: tuple[str, ...] = (*UNARY_RPCS, *STREAM_RPCS)
 MODES = ("aio", "sync")
@@ -109,6 +114,9 @@ class FuzzConfig:
     """When set, only these RPCs are attacked."""
     progress_seconds: float = 10
     quiet: bool = False
+    web_share: float = 0.0
+    """Share of the unary cases sent to the browser port (``--web-port``) as Connect or gRPC-Web
+    instead of gRPC (:mod:`fuzz.web`); 0: the port is not opened."""
 
 
 @dataclass
@@ -124,10 +132,13 @@ class Case:
     messages: list[bytes]
     stream: bool
     deadline: float
+    web: str = ""
+    """Sent to the browser port over this protocol (``connect``, ``grpc-web``); empty: gRPC."""
 
     @property
     def label(self) -> str:
-        return f"{self.kind}:{self.name}" if self.name else self.kind
+        label = f"{self.kind}:{self.name}" if self.name else self.kind
+        return f"{label}@{self.web}" if self.web else label
 
 
 @dataclass
@@ -181,6 +192,8 @@ class ModeReport:
     corpus_seconds: float = 0.0
     stopped_by_time: bool = False
     statuses: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    web_statuses: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    """The statuses of the cases sent to the browser port, by protocol (also in ``statuses``)."""
     kinds: Counter[str] = field(default_factory=Counter)
     max_ms: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     server_cpu: float = 0.0
@@ -235,6 +248,11 @@ class ModeReport:
                 f"fuzzer {self.client_cpu:.1f} s"
             )
         lines.append("kinds: " + ", ".join(f"{kind} {count}" for kind, count in sorted(self.kinds.items())))
+        for protocol, counter in sorted(self.web_statuses.items()):
+            lines.append(
+                f"browser port, {protocol}: {sum(counter.values())} sent; "
+                + ", ".join(f"{code} {count}" for code, count in counter.most_common())
+            )
         lines.append(
             f"RSS: start {self.rss_start_kb / 1024:.0f} MB, after warm-up {self.rss_baseline_kb / 1024:.0f} MB, "
             f"end {self.rss_end_kb / 1024:.0f} MB (growth {self.rss_growth_mb:+.1f} MB), "
@@ -327,7 +345,10 @@ class CaseMaker:
             kind, deadline = "short-deadline", rng.choice((0.001, 0.005, 0.02))
         elif stream and rng.random() < 0.05:
             kind = "cancel"
-        return Case(index, rpc, kind, name, messages, stream, deadline)
+        web = ""
+        if not stream and self.config.web_share and rng.random() < self.config.web_share:
+            web = rng.choice(WEB_PROTOCOLS)
+        return Case(index, rpc, kind, name, messages, stream, deadline, web)
 
 
 # --- calling ---------------------------------------------------------------------------------------
@@ -344,9 +365,17 @@ class Caller:
     """Sends cases with the raw bytes codec (no client-side validation): unary calls over an aio
     channel, stream conversations over a sync one (see :meth:`_stream_sync`)."""
 
-    def __init__(self, channel: grpc.aio.Channel, sync_channel: grpc.Channel, config: FuzzConfig, mode: str) -> None:
+    def __init__(
+        self,
+        channel: grpc.aio.Channel,
+        sync_channel: grpc.Channel,
+        config: FuzzConfig,
+        mode: str,
+        web_base: str = "",
+    ) -> None:
         self.config = config
         self.mode = mode
+        self.web_base = web_base
         self.unary = {rpc: channel.unary_unary(SERVICE_PATH + rpc) for rpc in UNARY_RPCS}
         self.sync_streams = {rpc: sync_channel.stream_stream(SERVICE_PATH + rpc) for rpc in STREAM_RPCS}
         self.executor = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="fuzz-stream")
@@ -357,6 +386,8 @@ class Caller:
     async def send(self, case: Case) -> Result:
         started = time.perf_counter()
         try:
+            if case.web:
+                return await asyncio.wait_for(self._web(case, started), case.deadline + self.config.margin + 1)
             if case.stream:
                 return await asyncio.wait_for(self._stream(case, started), case.deadline + self.config.margin)
             return await asyncio.wait_for(self._unary(case, started), case.deadline + self.config.margin)
@@ -378,6 +409,32 @@ class Caller:
         except Exception as exc:  # any decode failure of the answer is the finding
             return Result(case, "UNDECODABLE", f"{type(exc).__name__}: {exc}", elapsed, trailer)
         return Result(case, "OK", "", elapsed, trailer, replies=1)
+
+    async def _web(self, case: Case, started: float) -> Result:
+        loop = asyncio.get_running_loop()
+        answer = await loop.run_in_executor(
+            self.executor,
+            functools.partial(
+                send_web,
+                self.web_base,
+                SERVICE_PATH + case.rpc,
+                case.messages[0],
+                case.web,
+                deadline=case.deadline,
+                margin=self.config.margin,
+                request_id=self.metadata(case)[0][1],
+            ),
+        )
+        elapsed = time.perf_counter() - started
+        if answer.code == "OK" and answer.reply is None:
+            return Result(case, "UNDECODABLE", "an OK answer without a reply", elapsed, answer.header_bytes)
+        if answer.reply is not None and answer.code == "OK":
+            try:
+                UNARY_RPCS[case.rpc][1].FromString(answer.reply)
+            except Exception as exc:  # any decode failure of the answer is the finding
+                return Result(case, "UNDECODABLE", f"{type(exc).__name__}: {exc}", elapsed, answer.header_bytes)
+            return Result(case, "OK", "", elapsed, answer.header_bytes, replies=1)
+        return Result(case, answer.code, answer.details, elapsed, answer.header_bytes)
 
     async def _stream(self, case: Case, started: float) -> Result:
         loop = asyncio.get_running_loop()
@@ -482,7 +539,9 @@ class ModeRun:
 
     def run(self) -> ModeReport:
         report = self.report
-        with ServerUnderTest(self.mode, self.workdir, rss_cap_mb=self.config.rss_cap_mb) as server:
+        web_port = free_port() if self.config.web_share else 0
+        extra = ("--web-port", str(web_port)) if web_port else ()
+        with ServerUnderTest(self.mode, self.workdir, rss_cap_mb=self.config.rss_cap_mb, extra_args=extra) as server:
             server.wait_healthy()
             report.rss_start_kb = server.rss_kb()
             started = time.perf_counter()
@@ -490,11 +549,11 @@ class ModeRun:
                 corpus = build_corpus(channel, self.config.seed, progress=self.print)
             report.corpus_seconds = time.perf_counter() - started
             maker = CaseMaker(corpus, self.config)
-            asyncio.run(self._fuzz(server, maker))
+            asyncio.run(self._fuzz(server, maker, f"http://127.0.0.1:{web_port}" if web_port else ""))
             self._finish(server)
         return report
 
-    async def _fuzz(self, server: ServerUnderTest, maker: CaseMaker) -> None:
+    async def _fuzz(self, server: ServerUnderTest, maker: CaseMaker, web_base: str) -> None:
         config, report = self.config, self.report
         warmup = config.warmup or max(200, config.requests // 10)
         warmup = min(warmup, config.requests)
@@ -503,7 +562,7 @@ class ModeRun:
         server_cpu, client_cpu = server.cpu_seconds(), time.process_time()
         async with grpc.aio.insecure_channel(server.target) as channel:
             sync_channel = grpc.insecure_channel(server.target)
-            caller = Caller(channel, sync_channel, config, self.mode)
+            caller = Caller(channel, sync_channel, config, self.mode, web_base)
             progress = asyncio.create_task(self._progress(server, started))
             try:
                 await self._phase(server, maker, caller, range(0, warmup), stop_at)
@@ -564,6 +623,8 @@ class ModeRun:
         report, case = self.report, result.case
         report.requests += 1
         report.statuses[case.rpc][result.code] += 1
+        if case.web:
+            report.web_statuses[case.web][result.code] += 1
         report.kinds[case.kind] += 1
         report.max_ms[case.rpc] = max(report.max_ms[case.rpc], result.elapsed * 1000)
         if result.elapsed > self.config.slow_seconds and case.kind != "short-deadline":
@@ -601,6 +662,8 @@ class ModeRun:
         if case.stream:
             path = self.repro / f"{self.mode}-{case.index}-{case.rpc}.stream.txt"
             path.write_text("".join(message.hex() + "\n" for message in case.messages))
+        elif case.web:
+            path = self.repro / f"{self.mode}-{case.index}-{case.rpc}.{case.web}.bin"
         else:
             path = self.repro / f"{self.mode}-{case.index}-{case.rpc}.bin"
             path.write_bytes(case.messages[0])
@@ -685,10 +748,10 @@ def run(config: FuzzConfig, workdir: Path | None = None, log: bool = True) -> li
     return reports
 
 
-async def _send_alone(target: str, case: Case, config: FuzzConfig, mode: str) -> Result:
+async def _send_alone(target: str, case: Case, config: FuzzConfig, mode: str, web_base: str = "") -> Result:
     async with grpc.aio.insecure_channel(target) as channel:
         with grpc.insecure_channel(target) as sync_channel:
-            caller = Caller(channel, sync_channel, config, mode)
+            caller = Caller(channel, sync_channel, config, mode, web_base)
             try:
                 return await caller.send(case)
             finally:
@@ -703,15 +766,18 @@ def replay(path: Path, modes: Sequence[str], deadline: float) -> int:
         raise SystemExit(f"{path.name}: no RPC named in the file name (MODE-INDEX-RPC.bin)")
     stream = path.name.endswith(".stream.txt")
     messages = [bytes.fromhex(line) for line in path.read_text().split()] if stream else [path.read_bytes()]
-    case = Case(-1, rpc, "replay", path.name, messages, stream, deadline)
-    config = FuzzConfig(deadline=deadline, concurrency=1)
+    web = next((protocol for protocol in WEB_PROTOCOLS if path.name.endswith(f".{protocol}.bin")), "")
+    case = Case(-1, rpc, "replay", path.name, messages, stream, deadline, web)
+    config = FuzzConfig(deadline=deadline, concurrency=1, web_share=1.0 if web else 0.0)
+    web_port = free_port() if web else 0
     failed = 0
     for mode in modes:
         with tempfile.TemporaryDirectory(prefix="bigtwo-fuzz-replay-") as folder:
-            with ServerUnderTest(mode, Path(folder)) as server:
+            extra = ("--web-port", str(web_port)) if web else ()
+            with ServerUnderTest(mode, Path(folder), extra_args=extra) as server:
                 server.wait_healthy()
-
-                result = asyncio.run(_send_alone(server.target, case, config, mode))
+                web_base = f"http://127.0.0.1:{web_port}" if web else ""
+                result = asyncio.run(_send_alone(server.target, case, config, mode, web_base))
                 alive = server.alive()
             symptom = symptom_of(result) or ("server died" if not alive else None)
             print(f"[{mode}] {rpc}: {result.code} in {result.elapsed:.3f} s: {result.details[:300]!r}")
@@ -734,6 +800,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", action="append", default=[], help="case name prefix not to send (repeatable)")
     parser.add_argument("--only", action="append", default=[], choices=RPCS, help="attack only this RPC (repeatable)")
     parser.add_argument("--workdir", type=Path, help="keep server logs and reproductions here")
+    parser.add_argument(
+        "--web-share",
+        type=float,
+        default=0.25,
+        help="share of unary cases sent to the browser port as Connect or gRPC-Web (0: gRPC only)",
+    )
     parser.add_argument(
         "--min-requests", type=int, default=0, help="fail when a mode sent fewer (stopped by --seconds or a crash)"
     )
@@ -759,6 +831,7 @@ def main(argv: list[str] | None = None) -> int:
         rss_cap_mb=args.rss_cap_mb,
         skip=tuple(args.skip),
         only=tuple(args.only),
+        web_share=args.web_share,
     )
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bigtwo-fuzz-"))
     reports = run(config, workdir)
