@@ -99,9 +99,14 @@ class StreamSession:
         )
 
     def _reply(self, result: MoveResult) -> bytes:
-        """A judged move's answer on the stream, with a token when the stream asked for them."""
-        token = self.core.token(result.game) if self.tokens else b""
-        return self.core.answer(result, self.view_seat, wire.STREAM, token)
+        """A judged move's answer on the stream, with tokens when the stream asked for them (the
+        seat-bound one too when it views a seat)."""
+        if not self.tokens:
+            return self.core.answer(result, self.view_seat, wire.STREAM, b"")
+        core, game = self.core, result.game
+        token = core.token(game)
+        seat_token = token if game.viewer >= 0 else core.seat_token(game, self.view_seat)
+        return core.answer(result, self.view_seat, wire.STREAM, token, seat_token)
 
     def _retried(self, move: pb.Move) -> bool:
         """Whether ``move`` resends the move last applied, whose answer was lost in transit."""

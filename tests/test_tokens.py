@@ -309,3 +309,45 @@ def test_the_longest_history_fits_the_token_limit() -> None:
     assert TokenCodec(ring(), remember=0).decode(token).history == longest.history
     too_long = snap._replace(history=snap.history + b"\x00" * (tokens.MAX_HISTORY_BYTES - 1))
     assert reason_of(TokenCodec(ring(), remember=0), core.codec.encode(too_long)) == "TOKEN_MALFORMED"
+
+
+def test_a_seat_viewing_stream_hands_out_the_seat_token_apply_move_would() -> None:
+    """A stream that views a seat and asks for tokens gives, with each move, the seat-bound token
+    ApplyMove gives for that seat, so the seat's device can go on without the stream; a stream
+    without tokens gives neither."""
+    core = ServiceCore(TokenCodec(ring()))
+    rules = pb.Ruleset(preset="classic")
+    dealt = core.deal(api.DealRequest(ruleset=rules, deal_code=CODE), CallInfo())
+    seat = 2
+    session = core.session(CallInfo())
+    opening = api.StreamOpen(game=pb.Game(state_token=dealt.state_token), view_seat=seat, state_tokens=True)
+    plain = core.session(CallInfo())
+    plain.handle(
+        api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(state_token=dealt.state_token), view_seat=seat))
+    )
+    session.handle(api.PlayStreamRequest(open=opening))
+    token, rng = dealt.state_token, random.Random(3)
+    for index in range(12):
+        snap = core.codec.decode(token)
+        deal = Deal.from_state(snap.ruleset, snap.state)
+        move = rng.choice(deal.legal_moves())
+        wire_move = pb.Move(index=index, seat=move.seat, text=str(move))
+        applied = core.apply_move(
+            api.ApplyMoveRequest(game=pb.Game(state_token=token), move=wire_move, view_seat=seat), CallInfo()
+        )
+        answer = session.handle(api.PlayStreamRequest(move=api.StreamMove(move=wire_move)))
+        assert isinstance(answer, bytes)
+        result = api.PlayStreamResponse.FromString(answer).move_result
+        assert result.outcome.accepted
+        assert (result.state_token, result.seat_token) == (applied.state_token, applied.seat_token)
+        assert result.seat_token and result.seat_token != result.state_token
+        quiet = plain.handle(api.PlayStreamRequest(move=api.StreamMove(move=wire_move)))
+        assert isinstance(quiet, bytes)
+        quiet_result = api.PlayStreamResponse.FromString(quiet).move_result
+        assert (quiet_result.state_token, quiet_result.seat_token) == (b"", b"")
+        token = applied.state_token
+    # The seat token goes on as the seat: the same view as the stream's last answer.
+    resumed = api.StreamOpen(game=pb.Game(state_token=result.seat_token))
+    opened = core.session(CallInfo()).handle(api.PlayStreamRequest(open=resumed))
+    assert isinstance(opened, bytes)
+    assert api.PlayStreamResponse.FromString(opened).opened.view == result.view

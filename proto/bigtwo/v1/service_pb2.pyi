@@ -361,20 +361,22 @@ class StreamOpened(_message.Message):
     def __init__(self, deal_code: _Optional[str] = ..., table: _Optional[_Union[_types_pb2.TableState, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., view: _Optional[_Union[_types_pb2.SeatView, _Mapping]] = ..., state_token: _Optional[bytes] = ..., seat_token: _Optional[bytes] = ...) -> None: ...
 
 class StreamMoveResult(_message.Message):
-    __slots__ = ("index", "outcome", "events", "table", "view", "state_token")
+    __slots__ = ("index", "outcome", "events", "table", "view", "state_token", "seat_token")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     TABLE_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
     STATE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
     index: int
     outcome: _types_pb2.MoveOutcome
     events: _containers.RepeatedCompositeFieldContainer[_types_pb2.Event]
     table: _types_pb2.TableState
     view: _types_pb2.SeatView
     state_token: bytes
-    def __init__(self, index: _Optional[int] = ..., outcome: _Optional[_Union[_types_pb2.MoveOutcome, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., table: _Optional[_Union[_types_pb2.TableState, _Mapping]] = ..., view: _Optional[_Union[_types_pb2.SeatView, _Mapping]] = ..., state_token: _Optional[bytes] = ...) -> None: ...
+    seat_token: bytes
+    def __init__(self, index: _Optional[int] = ..., outcome: _Optional[_Union[_types_pb2.MoveOutcome, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., table: _Optional[_Union[_types_pb2.TableState, _Mapping]] = ..., view: _Optional[_Union[_types_pb2.SeatView, _Mapping]] = ..., state_token: _Optional[bytes] = ..., seat_token: _Optional[bytes] = ...) -> None: ...
 
 class PlayStreamResponse(_message.Message):
     __slots__ = ("opened", "move_result")
