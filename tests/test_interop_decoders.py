@@ -234,7 +234,8 @@ class Corpus:
                 response = api.PlayStreamResponse(opened=want)
                 what = f"PlayStream opened from {game.WhichOneof('game')}"
             else:
-                want.state_token = parsed.move_result.state_token
+                want.state_token, want.seat_token = parsed.move_result.state_token, parsed.move_result.seat_token
+                assert bool(want.seat_token) == (view_seat is not None)  # tokens asked: the seat's too
                 response = api.PlayStreamResponse(move_result=want)
                 what = f"PlayStream move {want.index}"
             assert want.state_token
