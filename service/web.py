@@ -159,7 +159,7 @@ class WebCallContext:
     metadata, deadline, liveness, and the two ways a call ends with a status (``abort`` for a
     unary call, ``set_code``/``set_details``/``set_trailing_metadata`` for a stream)."""
 
-    __slots__ = ("_context", "code", "details", "trailing_metadata", "via")
+    __slots__ = ("_context", "code", "details", "gone", "trailing_metadata", "via")
 
     def __init__(self, context: RequestContext[Any, Any]) -> None:
         self._context = context
@@ -169,6 +169,8 @@ class WebCallContext:
         self.code = grpc.StatusCode.OK
         self.details = ""
         self.trailing_metadata: Sequence[tuple[str, str | bytes]] = ()
+        self.gone = False
+        """The client went before its requests ended (a cancelled call, as gRPC has it)."""
 
     def invocation_metadata(self) -> list[tuple[str, str]]:
         headers = self._context.request_headers
@@ -182,7 +184,18 @@ class WebCallContext:
         return True
 
     def cancelled(self) -> bool:
-        return False
+        return self.gone
+
+    async def requests_until_gone(self, requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """The stream's requests; a client that disconnects ends them as a cancelled gRPC call's
+        end (the handler counts the call cancelled, not failed)."""
+        try:
+            async for request in requests:
+                yield request
+        except ConnectError as error:
+            if error.code is not Code.CANCELED:
+                raise
+            self.gone = True
 
     async def abort(self, code: grpc.StatusCode, details: str, trailing_metadata: Any = ()) -> None:
         raise connect_error(code, details, trailing_metadata)
@@ -295,7 +308,7 @@ def _stream(
     async def call(requests: AsyncIterator[Any], context: RequestContext[Any, Any]) -> AsyncIterator[Any]:
         with gate.admitted(STREAM):
             web_context = WebCallContext(context)
-            async for answer in handler(requests, web_context):
+            async for answer in handler(web_context.requests_until_gone(requests), web_context):
                 yield SerializedAnswer(answer, api.PlayStreamResponse) if answer.__class__ is bytes else answer
             web_context.raise_status()
 
@@ -404,11 +417,51 @@ def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.soc
     return sock
 
 
+class _EndedStream:
+    """What an HTTP/2 stream the application has already answered takes its late request data to:
+    nothing, the answer is sent."""
+
+    async def handle(self, event: object) -> None:
+        return None
+
+
+class _StreamsAnswered(dict[int, Any]):
+    """Hypercorn's table of a connection's HTTP/2 streams, with late request data for a stream it
+    has already closed ignored.
+
+    Hypercorn 0.18 drops a stream from its table once the application has answered it, and a DATA
+    frame the client was still sending on that stream then raises KeyError in the connection's
+    reader: the connection stops serving every other stream on it without closing. A stream the
+    service ends early (a refused stream message) triggers it, so one refused stream would hang a
+    browser's every later call on that connection. Upstream: pgjones/hypercorn#329 (open PRs #312
+    and #334, the same guard)."""
+
+    def __missing__(self, stream_id: int) -> _EndedStream:
+        return _EndedStream()
+
+
+def _ignore_data_for_answered_streams() -> None:
+    from hypercorn.protocol.h2 import H2Protocol
+
+    if getattr(H2Protocol, "_bigtwo_answered_streams", False):
+        return
+    original = H2Protocol.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self.streams = _StreamsAnswered(self.streams)
+
+    H2Protocol.__init__ = init  # type: ignore[method-assign]
+    H2Protocol._bigtwo_answered_streams = True  # type: ignore[attr-defined]
+
+
 async def serve(app: Starlette, sock: socket.socket, stopped: asyncio.Event) -> None:
     """Run Hypercorn on ``sock`` (HTTP/1.1, and HTTP/2 with prior knowledge or upgrade) until
     ``stopped`` is set."""
     from hypercorn.asyncio import serve as hypercorn_serve
     from hypercorn.config import Config
+
+    _ignore_data_for_answered_streams()
 
     config = Config()
     # Hypercorn closes the socket it is given when it stops: it gets a duplicate, the port keeps ``sock``.

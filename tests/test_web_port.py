@@ -5,6 +5,7 @@ client (connectrpc over pyqwest) and stock gRPC, knowing only proto/ (the genera
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 import urllib.error
@@ -14,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import h2.config
+import h2.connection
+import h2.events
 import pytest
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
@@ -451,3 +455,83 @@ def test_calls_past_the_in_flight_cap_are_refused_resource_exhausted(tmp_path: P
     finally:
         release.set()
         assert process.stop() == 0
+
+
+def _stream_headers(host: str, port: str) -> list[tuple[str, str]]:
+    """A Connect PlayStream call's request headers."""
+    return [
+        (":method", "POST"),
+        (":scheme", "http"),
+        (":authority", f"{host}:{port}"),
+        (":path", f"/{SERVICE}/PlayStream"),
+        ("content-type", "application/connect+proto"),
+        ("connect-protocol-version", "1"),
+    ]
+
+
+def _envelope(message: bytes) -> bytes:
+    return b"\x00" + len(message).to_bytes(4, "big") + message
+
+
+def test_data_after_a_refused_stream_leaves_the_http2_connection_serving(web: Web) -> None:
+    """A client still sending on a stream the service has already refused (ended early) must not
+    stop its HTTP/2 connection: a later stream on it is answered. (Hypercorn 0.18 raised KeyError
+    in the connection's reader for such late DATA, and every later call on it hung.)"""
+    connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    host, port = web.base.removeprefix("http://").split(":")
+    headers = _stream_headers(host, port)
+    refused = api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(state_token=b"not a token")))
+    opened = api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=pb.GameLog(ruleset=CLASSIC, deal_code=CODE))))
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+
+        def until_ended(stream_id: int) -> bytes:
+            body = b""
+            while True:
+                data = sock.recv(65535)
+                assert data, "the server closed the connection"
+                for event in connection.receive_data(data):
+                    if isinstance(event, h2.events.DataReceived) and event.stream_id == stream_id:
+                        body += event.data
+                        connection.acknowledge_received_data(event.flow_controlled_length, stream_id)
+                    if isinstance(event, h2.events.StreamEnded) and event.stream_id == stream_id:
+                        return body
+                sock.sendall(connection.data_to_send())
+
+        connection.initiate_connection()
+        connection.send_headers(1, headers)
+        connection.send_data(1, _envelope(refused.SerializeToString()))
+        sock.sendall(connection.data_to_send())
+        assert b"invalid_argument" in until_ended(1)
+        connection.send_data(1, _envelope(opened.SerializeToString()), end_stream=True)  # late, after the end
+        connection.send_headers(3, headers)
+        connection.send_data(3, _envelope(opened.SerializeToString()), end_stream=True)
+        sock.sendall(connection.data_to_send())
+        answer = until_ended(3)  # a socket timeout here is the hang
+    first = api.PlayStreamResponse.FromString(answer[5 : 5 + int.from_bytes(answer[1:5], "big")])
+    assert first.opened.table.players == 4
+
+
+def test_a_client_gone_mid_stream_is_a_cancelled_call_not_an_error(web: Web, server: ServerProcess) -> None:
+    """A browser that goes away while its stream is open (its requests not ended) ends the call as
+    a cancelled gRPC call does: counted CANCELLED, and no error in the server's log."""
+    series = 'bigtwo_rpc_calls_total{code="CANCELLED",method="PlayStream"}'
+    before = metric(server, series)
+    connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    host, port = web.base.removeprefix("http://").split(":")
+    opened = api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=pb.GameLog(ruleset=CLASSIC, deal_code=CODE))))
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        connection.initiate_connection()
+        connection.send_headers(1, _stream_headers(host, port))
+        connection.send_data(1, _envelope(opened.SerializeToString()))  # the stream stays open
+        sock.sendall(connection.data_to_send())
+        answered = False
+        while not answered:
+            data = sock.recv(65535)
+            assert data, "the server closed the connection"
+            answered = any(isinstance(event, h2.events.DataReceived) for event in connection.receive_data(data))
+    for _ in range(200):  # until the server has seen the client go
+        if metric(server, series) > before:
+            break
+        time.sleep(0.05)
+    assert metric(server, series) == before + 1
+    assert "Client disconnected" not in server.log()

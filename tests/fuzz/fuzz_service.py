@@ -18,7 +18,7 @@ PlayStream, each with a deadline and from several concurrent callers:
   server's handling of abandoned work is exercised too;
 * with ``--web-share`` (a quarter by default) unary cases go to the server's browser port instead,
   as Connect or gRPC-Web (:mod:`fuzz.web`), judged the same way (a bare HTTP error is a status
-  outside the error model). PlayStream stays on gRPC: Connect streams need HTTP/2.
+  outside the error model); PlayStream conversations go as Connect over HTTP/2.
 
 A run fails (exit 1, with each finding's RPC, request bytes in a file and as hex, status and time)
 on: UNKNOWN or INTERNAL; any status outside the documented error model; a call that gets no
@@ -57,7 +57,7 @@ from fuzz.corpus import SERVICE_PATH, STREAM_RPCS, UNARY_RPCS, Corpus, build_cor
 from fuzz.hostile import Hostile
 from fuzz.mutate import Pools, mutate_bytes, random_bytes, random_message
 from fuzz.server import ServerUnderTest, free_port
-from fuzz.web import WEB_PROTOCOLS, send_web
+from fuzz.web import WEB_PROTOCOLS, send_web, send_web_stream, stream_client
 
 RPCS: tuple[str, ...] = (*UNARY_RPCS, *STREAM_RPCS)
 MODES = ("aio", "sync")
@@ -346,8 +346,8 @@ class CaseMaker:
         elif stream and rng.random() < 0.05:
             kind = "cancel"
         web = ""
-        if not stream and self.config.web_share and rng.random() < self.config.web_share:
-            web = rng.choice(WEB_PROTOCOLS)
+        if self.config.web_share and rng.random() < self.config.web_share:
+            web = "connect" if stream else rng.choice(WEB_PROTOCOLS)
         return Case(index, rpc, kind, name, messages, stream, deadline, web)
 
 
@@ -411,6 +411,8 @@ class Caller:
         return Result(case, "OK", "", elapsed, trailer, replies=1)
 
     async def _web(self, case: Case, started: float) -> Result:
+        if case.stream:
+            return await self._web_stream(case, started)
         loop = asyncio.get_running_loop()
         answer = await loop.run_in_executor(
             self.executor,
@@ -435,6 +437,32 @@ class Caller:
                 return Result(case, "UNDECODABLE", f"{type(exc).__name__}: {exc}", elapsed, answer.header_bytes)
             return Result(case, "OK", "", elapsed, answer.header_bytes, replies=1)
         return Result(case, answer.code, answer.details, elapsed, answer.header_bytes)
+
+    async def _web_stream(self, case: Case, started: float) -> Result:
+        assert self.web_base, "a browser-port case needs the browser port"
+        loop = asyncio.get_running_loop()
+        # A connection of its own per conversation: see "Noticed" in tests/fuzz/web.py.
+        ended = await loop.run_in_executor(
+            self.executor,
+            functools.partial(
+                send_web_stream,
+                stream_client(self.web_base),
+                SERVICE_PATH.strip("/"),
+                case.rpc,
+                case.messages,
+                deadline=case.deadline,
+                request_id=self.metadata(case)[0][1],
+                cancel_after_first=case.kind == "cancel",
+            ),
+        )
+        elapsed = time.perf_counter() - started
+        reply_type = STREAM_RPCS[case.rpc][1]
+        for reply in ended.replies:
+            try:
+                reply_type.FromString(reply)
+            except Exception as exc:  # any decode failure of an answer is the finding
+                return Result(case, "UNDECODABLE", f"{type(exc).__name__}: {exc}", elapsed, 0, len(ended.replies))
+        return Result(case, ended.code, ended.details, elapsed, 0, len(ended.replies))
 
     async def _stream(self, case: Case, started: float) -> Result:
         loop = asyncio.get_running_loop()
@@ -659,13 +687,12 @@ class ModeRun:
 
     def _save(self, case: Case) -> Path:
         self.repro.mkdir(parents=True, exist_ok=True)
+        over = f".{case.web}" if case.web else ""
         if case.stream:
-            path = self.repro / f"{self.mode}-{case.index}-{case.rpc}.stream.txt"
+            path = self.repro / f"{self.mode}-{case.index}-{case.rpc}{over}.stream.txt"
             path.write_text("".join(message.hex() + "\n" for message in case.messages))
-        elif case.web:
-            path = self.repro / f"{self.mode}-{case.index}-{case.rpc}.{case.web}.bin"
         else:
-            path = self.repro / f"{self.mode}-{case.index}-{case.rpc}.bin"
+            path = self.repro / f"{self.mode}-{case.index}-{case.rpc}{over}.bin"
             path.write_bytes(case.messages[0])
         return path
 
@@ -766,7 +793,7 @@ def replay(path: Path, modes: Sequence[str], deadline: float) -> int:
         raise SystemExit(f"{path.name}: no RPC named in the file name (MODE-INDEX-RPC.bin)")
     stream = path.name.endswith(".stream.txt")
     messages = [bytes.fromhex(line) for line in path.read_text().split()] if stream else [path.read_bytes()]
-    web = next((protocol for protocol in WEB_PROTOCOLS if path.name.endswith(f".{protocol}.bin")), "")
+    web = next((protocol for protocol in WEB_PROTOCOLS if f".{protocol}." in path.name), "")
     case = Case(-1, rpc, "replay", path.name, messages, stream, deadline, web)
     config = FuzzConfig(deadline=deadline, concurrency=1, web_share=1.0 if web else 0.0)
     web_port = free_port() if web else 0
