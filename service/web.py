@@ -193,6 +193,8 @@ class WebCallContext:
             async for request in requests:
                 yield request
         except ConnectError as error:
+            if error.code is Code.RESOURCE_EXHAUSTED:  # a message over --max-message-bytes
+                raise ResourceExhausted(error.message, reason="MESSAGE_TOO_LARGE") from None
             if error.code is not Code.CANCELED:
                 raise
             self.gone = True

@@ -535,3 +535,19 @@ def test_a_client_gone_mid_stream_is_a_cancelled_call_not_an_error(web: Web, ser
         time.sleep(0.05)
     assert metric(server, series) == before + 1
     assert "Client disconnected" not in server.log()
+
+
+def test_a_stream_message_over_the_limit_is_resource_exhausted(web: Web) -> None:
+    """A stream message over ``--max-message-bytes`` ends the stream RESOURCE_EXHAUSTED with
+    ``ErrorInfo`` MESSAGE_TOO_LARGE (not INTERNAL), as a unary body over it is refused."""
+    client = web.client(ProtocolType.CONNECT, HTTPVersion.HTTP2, google_protobuf_binary_codec())
+    huge = api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(state_token=b"x" * (1 << 20))))
+    with pytest.raises(ConnectError) as caught:
+        list(client.execute_bidi_stream(request=iter([huge]), method=STREAM))
+    assert caught.value.code is Code.RESOURCE_EXHAUSTED
+    infos = [
+        error_details_pb2.ErrorInfo.FromString(detail.message_bytes)
+        for detail in caught.value.details
+        if detail.type_name == "google.rpc.ErrorInfo"
+    ]
+    assert [info.reason for info in infos] == ["MESSAGE_TOO_LARGE"]

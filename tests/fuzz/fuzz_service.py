@@ -57,7 +57,7 @@ from fuzz.corpus import SERVICE_PATH, STREAM_RPCS, UNARY_RPCS, Corpus, build_cor
 from fuzz.hostile import Hostile
 from fuzz.mutate import Pools, mutate_bytes, random_bytes, random_message
 from fuzz.server import ServerUnderTest, free_port
-from fuzz.web import WEB_PROTOCOLS, send_web, send_web_stream, stream_client
+from fuzz.web import WEB_PROTOCOLS, send_web, send_web_stream
 
 RPCS: tuple[str, ...] = (*UNARY_RPCS, *STREAM_RPCS)
 MODES = ("aio", "sync")
@@ -446,7 +446,7 @@ class Caller:
             self.executor,
             functools.partial(
                 send_web_stream,
-                stream_client(self.web_base),
+                self.web_base,
                 SERVICE_PATH.strip("/"),
                 case.rpc,
                 case.messages,

@@ -169,7 +169,7 @@ class WebConversation:
 
 
 def send_web_stream(
-    client: ConnectClientSync,
+    base: str,
     service: str,
     rpc: str,
     messages: list[bytes],
@@ -178,8 +178,10 @@ def send_web_stream(
     request_id: str,
     cancel_after_first: bool = False,
 ) -> WebConversation:
-    """One bidirectional conversation of ``messages``; never raises for what the server answers
-    (a transport failure is ``UNAVAILABLE`` with its text)."""
+    """One bidirectional conversation of ``messages`` on a connection of its own, closed after it;
+    never raises for what the server answers (a transport failure is ``UNAVAILABLE`` with its
+    text)."""
+    client = stream_client(base)
     method = MethodInfo(
         name=rpc,
         service_name=service,
@@ -209,4 +211,5 @@ def send_web_stream(
         close = getattr(answers, "close", None)
         if close is not None:
             close()
+        client.close()
     return WebConversation("OK", "", replies)
