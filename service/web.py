@@ -340,6 +340,50 @@ class WebConfig:
     ``max_concurrent_rpcs``."""
 
 
+class ReadsOnAfterAnswer:
+    """Keeps reading a call's request once its answer is complete, until the stream closes.
+
+    Hypercorn hands each request message to a queue of the call (10 deep) and, when the answer's
+    end closes the stream, puts ``http.disconnect`` in that same queue from inside the call's last
+    send. A stream the service ended early while the client was still sending has that queue
+    full, so the last send waited on it forever: the call, its connection's objects and about
+    50 kB stayed behind for every such stream. Reading on (and dropping what comes) leaves room
+    for the disconnect."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._readers: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, scope: Any, receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        reading = False
+
+        async def sending(message: Any) -> None:
+            nonlocal reading
+            if not reading and message["type"] == "http.response.body" and not message.get("more_body"):
+                reading = True
+                reader = asyncio.get_running_loop().create_task(self._read_until_closed(receive))
+                self._readers.add(reader)
+                reader.add_done_callback(self._readers.discard)
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+    @staticmethod
+    async def _read_until_closed(receive: Callable[[], Any]) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(LATE_READ_SECONDS):
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+
+
+LATE_READ_SECONDS = 60.0
+"""At most this long a finished call's request is read on (a stream that stays open longer is
+Hypercorn's to time out: its read timeout)."""
+
+
 def application(hosting: Hosting, gate: WebGate, config: WebConfig) -> Starlette:
     """The ASGI application: the API under ``/bigtwo.v1.BigTwoService/`` and the table at ``/``."""
     api_app = _ApiApplication(
@@ -362,7 +406,7 @@ def application(hosting: Hosting, gate: WebGate, config: WebConfig) -> Starlette
             )
         )
     routes = [
-        Mount(f"/{SERVICE_NAME}", app=api_app),
+        Mount(f"/{SERVICE_NAME}", app=ReadsOnAfterAnswer(api_app)),
         Route("/replay", _replay_route(hosting), methods=["GET"]),
         Mount("/", app=table),
     ]

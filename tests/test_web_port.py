@@ -551,3 +551,21 @@ def test_a_stream_message_over_the_limit_is_resource_exhausted(web: Web) -> None
         if detail.type_name == "google.rpc.ErrorInfo"
     ]
     assert [info.reason for info in infos] == ["MESSAGE_TOO_LARGE"]
+
+
+def test_a_stream_refused_while_the_client_still_sends_ends_and_frees_its_connection(web: Web) -> None:
+    """A stream refused at its first message while the client goes on sending (more than
+    Hypercorn's queue of 10) still ends on the server: the next stream on the same connection is
+    answered, not left waiting. (The call's last send used to wait on its own full queue forever,
+    keeping the call and its connection's objects.)"""
+    client = web.client(ProtocolType.CONNECT, HTTPVersion.HTTP2, google_protobuf_binary_codec())
+    refused = api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(state_token=b"not a token")))
+    moves = [api.PlayStreamRequest(move=api.StreamMove(move=pb.Move(index=i, text="pass"))) for i in range(30)]
+    log = pb.GameLog(ruleset=CLASSIC, deal_code=CODE)
+    opened = api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(log=log)))
+    for _ in range(3):
+        with pytest.raises(ConnectError) as caught:
+            list(client.execute_bidi_stream(request=iter([refused, *moves]), method=STREAM, timeout_ms=20_000))
+        assert caught.value.code is Code.INVALID_ARGUMENT
+    answers = list(client.execute_bidi_stream(request=iter([opened]), method=STREAM, timeout_ms=20_000))
+    assert answers[0].opened.table.players == 4

@@ -441,7 +441,6 @@ class Caller:
     async def _web_stream(self, case: Case, started: float) -> Result:
         assert self.web_base, "a browser-port case needs the browser port"
         loop = asyncio.get_running_loop()
-        # A connection of its own per conversation: see "Noticed" in tests/fuzz/web.py.
         ended = await loop.run_in_executor(
             self.executor,
             functools.partial(

