@@ -358,18 +358,25 @@ class ReadsOnAfterAnswer:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        reading = False
+        request_over = False
+
+        async def receiving() -> Any:
+            nonlocal request_over
+            message = await receive()
+            request_over = message["type"] == "http.disconnect" or not message.get("more_body", False)
+            return message
 
         async def sending(message: Any) -> None:
-            nonlocal reading
-            if not reading and message["type"] == "http.response.body" and not message.get("more_body"):
-                reading = True
+            nonlocal request_over
+            if not request_over and message["type"] == "http.response.body" and not message.get("more_body"):
+                # Answered before the request ended (a call refused early): read the rest.
+                request_over = True
                 reader = asyncio.get_running_loop().create_task(self._read_until_closed(receive))
                 self._readers.add(reader)
                 reader.add_done_callback(self._readers.discard)
             await send(message)
 
-        await self.app(scope, receive, sending)
+        await self.app(scope, receiving, sending)
 
     @staticmethod
     async def _read_until_closed(receive: Callable[[], Any]) -> None:

@@ -43,10 +43,11 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import grpc
 
@@ -59,6 +60,7 @@ from fuzz.mutate import Pools, mutate_bytes, random_bytes, random_message
 from fuzz.server import ServerUnderTest, free_port
 from fuzz.web import WEB_PROTOCOLS, send_web, send_web_stream
 
+T = TypeVar("T")
 RPCS: tuple[str, ...] = (*UNARY_RPCS, *STREAM_RPCS)
 MODES = ("aio", "sync")
 DOCUMENTED = frozenset({"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED"})
@@ -410,22 +412,22 @@ class Caller:
             return Result(case, "UNDECODABLE", f"{type(exc).__name__}: {exc}", elapsed, trailer)
         return Result(case, "OK", "", elapsed, trailer, replies=1)
 
+    async def _in_thread(self, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``call(*args, **kwargs)`` on a thread of the pool (a blocking client), awaited."""
+        return await asyncio.get_running_loop().run_in_executor(self.executor, functools.partial(call, *args, **kwargs))
+
     async def _web(self, case: Case, started: float) -> Result:
         if case.stream:
             return await self._web_stream(case, started)
-        loop = asyncio.get_running_loop()
-        answer = await loop.run_in_executor(
-            self.executor,
-            functools.partial(
-                send_web,
-                self.web_base,
-                SERVICE_PATH + case.rpc,
-                case.messages[0],
-                case.web,
-                deadline=case.deadline,
-                margin=self.config.margin,
-                request_id=self.metadata(case)[0][1],
-            ),
+        answer = await self._in_thread(
+            send_web,
+            self.web_base,
+            SERVICE_PATH + case.rpc,
+            case.messages[0],
+            case.web,
+            deadline=case.deadline,
+            margin=self.config.margin,
+            request_id=self.metadata(case)[0][1],
         )
         elapsed = time.perf_counter() - started
         if answer.code == "OK" and answer.reply is None:
@@ -440,19 +442,15 @@ class Caller:
 
     async def _web_stream(self, case: Case, started: float) -> Result:
         assert self.web_base, "a browser-port case needs the browser port"
-        loop = asyncio.get_running_loop()
-        ended = await loop.run_in_executor(
-            self.executor,
-            functools.partial(
-                send_web_stream,
-                self.web_base,
-                SERVICE_PATH.strip("/"),
-                case.rpc,
-                case.messages,
-                deadline=case.deadline,
-                request_id=self.metadata(case)[0][1],
-                cancel_after_first=case.kind == "cancel",
-            ),
+        ended = await self._in_thread(
+            send_web_stream,
+            self.web_base,
+            SERVICE_PATH.strip("/"),
+            case.rpc,
+            case.messages,
+            deadline=case.deadline,
+            request_id=self.metadata(case)[0][1],
+            cancel_after_first=case.kind == "cancel",
         )
         elapsed = time.perf_counter() - started
         reply_type = STREAM_RPCS[case.rpc][1]
