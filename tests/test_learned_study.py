@@ -1,0 +1,56 @@
+"""The learned-ranker study (bigtwo.tools.learned_study): its fit, its choice and a small run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from bigtwo.engine import Ruleset
+from bigtwo.tools import learned_study
+from bigtwo.tools.learned_study import Decision, chosen, fit, mean_gain, oracle, study
+
+
+def _decision(rows: list[list[float]], values: list[float]) -> Decision:
+    return Decision(tuple(tuple(row) for row in rows), tuple(values))
+
+
+def test_fit_recovers_a_linear_advantage() -> None:
+    # The advantage of candidate c over the first is 2 * (x_c - x_0) exactly.
+    decisions = [
+        _decision([[float(i % 5)], [float(i % 3)], [float(i % 7)]], [0.0, 2.0 * (i % 3 - i % 5), 2.0 * (i % 7 - i % 5)])
+        for i in range(200)
+    ]
+    (weight,) = fit(decisions, with_search=False)
+    assert weight == pytest.approx(2.0, abs=0.01)
+    assert mean_gain(decisions, lambda d: chosen(d, [weight], 0.0, False)) == pytest.approx(mean_gain(decisions, oracle))
+
+
+def test_the_choice_keeps_the_first_unless_a_gain_clears_the_threshold() -> None:
+    decision = _decision([[0.0], [1.0], [0.5]], [0.0, 1.0, 0.5])
+    assert chosen(decision, [1.0], 0.0, False) == 1
+    assert chosen(decision, [1.0], 1.0, False) == 0
+    assert chosen(decision, [-1.0], 0.0, False) == 0
+    assert oracle(decision) == 1
+
+
+def test_a_small_study_is_reproducible_and_bounded_by_its_oracle() -> None:
+    ruleset = Ruleset.from_mapping({"preset": "classic", "players": 4})
+    report = study(ruleset, deals=6, search_deals=1, seed=3)
+    assert report == study(ruleset, deals=6, search_deals=1, seed=3)
+    train, test = report["decisions"]  # type: ignore[misc]
+    assert train > 0 and test > 0
+    gains = report["learned_gain"]
+    assert isinstance(gains, dict) and set(gains) == set(learned_study.THRESHOLDS)
+    assert all(gain <= report["oracle_gain"] for gain in gains.values())  # type: ignore[operator]
+    search = report["with_search"]
+    assert isinstance(search, dict)
+    assert search["pro_gain"] <= search["oracle_gain"]
+    duel = report["reranked_minus_great"]
+    assert isinstance(duel, dict) and duel["ci95"][0] <= duel["mean"] <= duel["ci95"][1]
+
+
+def test_the_command_prints_json_and_refuses_bad_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    assert learned_study.main(["--deals", "2", "--players", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["players"] == 2
+    with pytest.raises(SystemExit):
+        learned_study.main(["--deals", "0"])
