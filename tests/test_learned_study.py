@@ -22,7 +22,8 @@ def test_fit_recovers_a_linear_advantage() -> None:
     ]
     (weight,) = fit(decisions, with_search=False)
     assert weight == pytest.approx(2.0, abs=0.01)
-    assert mean_gain(decisions, lambda d: chosen(d, [weight], 0.0, False)) == pytest.approx(mean_gain(decisions, oracle))
+    learned = mean_gain(decisions, lambda d: chosen(d, [weight], 0.0, False))
+    assert learned == pytest.approx(mean_gain(decisions, oracle))
 
 
 def test_the_choice_keeps_the_first_unless_a_gain_clears_the_threshold() -> None:
