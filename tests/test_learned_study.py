@@ -52,6 +52,8 @@ def test_a_small_study_is_reproducible_and_bounded_by_its_oracle() -> None:
 
 def test_the_command_prints_json_and_refuses_bad_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert learned_study.main(["--deals", "2", "--players", "2"]) == 0
-    assert json.loads(capsys.readouterr().out)["players"] == 2
+    printed = capsys.readouterr()
+    assert json.loads(printed.out)["players"] == 2
+    assert "re-ranked great against great: 2/2 deals" in printed.err
     with pytest.raises(SystemExit):
         learned_study.main(["--deals", "0"])

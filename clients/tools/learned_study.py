@@ -43,6 +43,13 @@ CANDIDATES = 6
 RIDGE = 1.0
 THRESHOLDS = (0.0, 0.25, 0.5, 1.0)
 
+Progress = Callable[[str, int, int], None]
+"""``progress(phase, done, total)``: called after each deal of a phase."""
+
+
+def _silent(phase: str, done: int, total: int) -> None:
+    del phase, done, total
+
 
 @dataclass(frozen=True, slots=True)
 class Decision:
@@ -116,7 +123,9 @@ class _SearchSpy(ProBot):
         return int(super()._pick(totals, diff_sq, done))
 
 
-def collect(ruleset: Ruleset, seed: int, deals: int, with_search: bool) -> list[Decision]:
+def collect(
+    ruleset: Ruleset, seed: int, deals: int, with_search: bool, progress: Progress = _silent
+) -> list[Decision]:
     """The decisions of ``deals`` all-``great`` deals (see the module docstring)."""
     spy = _SearchSpy(Budget())
     out: list[Decision] = []
@@ -129,6 +138,7 @@ def collect(ruleset: Ruleset, seed: int, deals: int, with_search: bool) -> list[
             if len(cands) > 1 and cands[0] != view.hand:
                 out.append(_decision(deal, view, cands, spy if with_search else None, rng))
             _play(deal, view.seat, finalize(view, great_order(view)))
+        progress(f"decisions (seed {seed})", index + 1, deals)
     return out
 
 
@@ -201,7 +211,9 @@ def reranked(weights: Sequence[float], threshold: float) -> OrderFn:
     return order
 
 
-def duel(ruleset: Ruleset, policy: OrderFn, seed: int, deals: int) -> tuple[float, float, float]:
+def duel(
+    ruleset: Ruleset, policy: OrderFn, seed: int, deals: int, progress: Progress = _silent
+) -> tuple[float, float, float]:
     """``policy`` in one seat against ``great`` there, the other seats ``great``, every seat of
     every deal; better-is-positive mean and 95% interval, paired by deal."""
     per_deal = []
@@ -214,6 +226,7 @@ def duel(ruleset: Ruleset, policy: OrderFn, seed: int, deals: int) -> tuple[floa
             policies[seat] = policy
             diff += _play_table(Deal.start(ruleset, cards), policies)[seat] - base[seat]
         per_deal.append(diff / ruleset.players)
+        progress("re-ranked great against great", index + 1, deals)
     return mean_ci(per_deal)
 
 
@@ -238,25 +251,27 @@ def learned_gains(decisions: Sequence[Decision], weights: Sequence[float], with_
     return {threshold: gain(threshold) for threshold in THRESHOLDS}
 
 
-def study(ruleset: Ruleset, deals: int, search_deals: int, seed: int) -> dict[str, object]:
+def study(
+    ruleset: Ruleset, deals: int, search_deals: int, seed: int, progress: Progress = _silent
+) -> dict[str, object]:
     report: dict[str, object] = {"preset": ruleset.preset, "players": ruleset.players, "deals": deals}
-    train = collect(ruleset, seed, deals, False)
-    test = collect(ruleset, seed + 1, deals, False)
+    train = collect(ruleset, seed, deals, False, progress)
+    test = collect(ruleset, seed + 1, deals, False, progress)
     weights = fit(train, False)
     report["decisions"] = [len(train), len(test)]
     report["oracle_gain"] = round(mean_gain(test, oracle), 4)
     report["learned_gain"] = learned_gains(test, weights, False)
     on_train = learned_gains(train, weights, False)
     threshold = max(THRESHOLDS, key=on_train.__getitem__)
-    mean, low, high = duel(ruleset, reranked(weights, threshold), seed + 2, deals)
+    mean, low, high = duel(ruleset, reranked(weights, threshold), seed + 2, deals, progress)
     report["reranked_minus_great"] = {
         "threshold": threshold,
         "mean": round(mean, 4),
         "ci95": [round(low, 4), round(high, 4)],
     }
     if search_deals:
-        train = collect(ruleset, seed + 3, search_deals, True)
-        test = collect(ruleset, seed + 4, search_deals, True)
+        train = collect(ruleset, seed + 3, search_deals, True, progress)
+        test = collect(ruleset, seed + 4, search_deals, True, progress)
         weights = fit(train, True)
         report["with_search"] = {
             "decisions": [len(train), len(test)],
@@ -265,6 +280,11 @@ def study(ruleset: Ruleset, deals: int, search_deals: int, seed: int) -> dict[st
             "learned_gain": learned_gains(test, weights, True),
         }
     return report
+
+
+def _to_stderr(phase: str, done: int, total: int) -> None:
+    if done == total or done % max(1, total // 20) == 0:
+        print(f"{phase}: {done}/{total} deals", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -278,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.deals < 1 or args.with_search_deals < 0:
         parser.error("--deals must be at least 1 and --with-search-deals at least 0")
     ruleset = Ruleset.from_mapping({"preset": args.preset, "players": args.players})
-    json.dump(study(ruleset, args.deals, args.with_search_deals, args.seed), sys.stdout, indent=2)
+    json.dump(study(ruleset, args.deals, args.with_search_deals, args.seed, _to_stderr), sys.stdout, indent=2)
     print()
     return 0
 
