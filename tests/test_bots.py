@@ -352,7 +352,8 @@ def test_tournament_json_shape(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert set(data) == {"preset", "deals", "levels"}
+    assert set(data) == {"preset", "deals", "seating", "levels"}
+    assert data["seating"] == "rotate"
     assert data["preset"] == "classic" and data["deals"] == 4
     assert list(data["levels"]) == ["great", "good", "random"]
     for summary in data["levels"].values():
@@ -378,10 +379,54 @@ def test_tournament_seating_and_reproducibility() -> None:
     assert all(0.0 <= p <= 1.0 for p in one.points["great"])
 
 
+def test_field_seating_puts_each_level_alone_in_each_seat_against_the_field() -> None:
+    from bigtwo.tools.tournament import (
+        Job,
+        Seating,
+        deal_code,
+        play_table,
+        run_tournament,
+        tables_of,
+    )
+
+    tables = tables_of(["pro", "great"], 3, Seating.FIELD)
+    assert [(t.seats, t.counted) for t in tables] == [
+        (("great", "great", "great"), (0, 1, 2)),
+        (("pro", "great", "great"), (0,)),
+        (("great", "pro", "great"), (1,)),
+        (("great", "great", "pro"), (2,)),
+    ]
+    assert len(tables_of(["a", "b", "c"], 4, Seating.FIELD)) == 1 + 2 * 4
+    # The rotation is unchanged by the option: the earlier figures stay reproducible.
+    assert [list(t.seats) for t in tables_of(["a", "b", "c"], 4, Seating.ROTATE)] == [
+        ["a", "b", "c", "a"],
+        ["b", "c", "a", "b"],
+        ["c", "a", "b", "c"],
+    ]
+
+    ruleset = Ruleset.from_mapping({"preset": "classic", "players": 4})
+    result = run_tournament(ruleset, ["good", "random"], 4, 11, seating=Seating.FIELD)
+    assert result.to_json()["seating"] == "field"
+    job = Job(ruleset, ("good", "random"), 11, None, Seating.FIELD)
+    for index in range(4):
+        code = deal_code(11, index)
+        prefix = f"bigtwo-tournament/11/{index}"
+        field_points, _ = play_table(job, code, ["random"] * 4, f"{prefix}/0")
+        own = []
+        for seat in range(4):
+            seats = ["random"] * 4
+            seats[seat] = "good"
+            own.append(play_table(job, code, seats, f"{prefix}/{1 + seat}")[0][seat])
+        assert result.points["good"][index] == pytest.approx(sum(own) / 4)
+        assert result.points["random"][index] == pytest.approx(sum(field_points) / 4)
+    with pytest.raises(ValueError, match="field"):
+        run_tournament(ruleset, ["good"], 1, 11, seating=Seating.FIELD)
+
+
 def _bench_result(preset: str, points: dict[str, list[float]]) -> TournamentResult:
     ruleset = Ruleset.from_mapping({"preset": preset})
     deals = len(next(iter(points.values())))
-    return TournamentResult(ruleset, tuple(points), deals, points, {level: [1.0] for level in points})
+    return TournamentResult(ruleset, tuple(points), deals, points=points, decide_ms={level: [1.0] for level in points})
 
 
 def test_bots_bench_verdicts_on_fabricated_results() -> None:
@@ -475,6 +520,17 @@ def test_bots_bench_short_run(tmp_path: Path) -> None:
             assert 0 <= times["p50"] <= times["p95"] <= times["p99"]
     verdict_word = "strictly ordered" if two["ladder"]["ordered"] else "not ordered"
     assert verdict_word in proc.stdout
+
+
+def test_bots_bench_can_seat_pro_alone_against_great() -> None:
+    from bigtwo.tools.bots_bench import parse_args, run
+
+    argv = ["--presets", "classic", "--players", "2", "--deals", "0", "--pro-deals", "2", "--pro-players", "2"]
+    argv += ["--pro-sims", "12", "--pro-steps", "300", "--pro-seating", "field", "--jobs", "1", "--no-progress"]
+    report = run(parse_args(argv))
+    assert report["pro_seating"] == "field"
+    (cell,) = report["cells"]
+    assert cell["pro"]["tournament"]["seating"] == "field" and cell["pro"]["pair"] == "pro-great"
 
 
 def test_bots_bench_same_results_for_any_jobs() -> None:

@@ -14,7 +14,7 @@ from bigtwo.engine import Ruleset
 from bigtwo.engine.bots import LEVELS, Budget
 from bigtwo.engine.rules import Penalty
 from bigtwo.tools.cluster import DaskTarget
-from bigtwo.tools.tournament import TournamentResult, lower_is_better, run_tournament
+from bigtwo.tools.tournament import Seating, TournamentResult, lower_is_better, run_tournament
 
 
 def plot(result: TournamentResult, path: str) -> None:
@@ -81,6 +81,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--deals", type=positive_int, default=100, help="duplicate deals (each played once per rotation)"
     )
     parser.add_argument("--seed", type=int, default=42, help="seed of the deal codes and the bots")
+    parser.add_argument(
+        "--seating",
+        choices=[seating.value for seating in Seating],
+        default=Seating.ROTATE.value,
+        help="rotate: the levels take turns in every seat; field: each level alone in each seat against "
+        "the last level (how an outside opponent is met)",
+    )
     parser.add_argument("--jobs", type=positive_int, default=1, help="worker processes")
     parser.add_argument(
         "--dask",
@@ -139,6 +146,8 @@ def run_command(args: argparse.Namespace) -> int:
             "(with --dask the cluster's workers are the processes)."
         )
     levels = _levels(args.levels)
+    if args.seating == Seating.FIELD.value and len(levels) < 2:
+        raise UsageError(f"--seating field --levels {args.levels!r}: give a level to measure, then the field.")
     ruleset = ruleset_from_args(args)
     chart = None if args.no_plot else Path(args.plot or f"tournament-{ruleset.preset}.png")
     # The default chart is left out, said once at the end, when matplotlib is missing (an explicit
@@ -177,7 +186,9 @@ def _play(args: argparse.Namespace, ruleset: Ruleset, levels: list[str]) -> Tour
     moves as each batch of deals finishes there)."""
     budget = budget_from(args)
     if args.no_progress:
-        return run_tournament(ruleset, levels, args.deals, args.seed, args.jobs, budget, dask=args.dask)
+        return run_tournament(
+            ruleset, levels, args.deals, args.seed, args.jobs, budget, dask=args.dask, seating=Seating(args.seating)
+        )
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -207,4 +218,5 @@ def _play(args: argparse.Namespace, ruleset: Ruleset, levels: list[str]) -> Tour
             budget,
             progress=lambda n: bar.advance(task, n),
             dask=args.dask,
+            seating=Seating(args.seating),
         )

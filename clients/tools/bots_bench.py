@@ -40,7 +40,7 @@ from bigtwo.engine import PRESET_NAMES, Ruleset
 from bigtwo.engine.bots import Budget
 from bigtwo.engine.rules import Penalty
 
-from .tournament import TournamentResult, lower_is_better, percentile, run_tournament
+from .tournament import Seating, TournamentResult, lower_is_better, percentile, run_tournament
 
 # The seating order of the cheap tournament is the one every earlier measurement used
 # (docs/PERFORMANCE.md), so classic at 4 players reproduces those figures.
@@ -193,6 +193,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "deals": args.deals,
         "pro_deals": args.pro_deals,
+        "pro_seating": args.pro_seating,
         "jobs": args.jobs,
         "orientation": "better-is-positive: a - b in points per deal (win rate under taiwan), "
         "sign flipped under penalty scoring",
@@ -206,7 +207,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for cell in cells:
             seconds: dict[str, float] = {}
             ladder = _play(cell, LADDER, args.deals, args, None, advance, seconds)
-            pro = _play(cell, PRO_FIELD, args.pro_deals, args, budget, advance, seconds) if cell.with_pro else None
+            pro = (
+                _play(cell, PRO_FIELD, args.pro_deals, args, budget, advance, seconds, Seating(args.pro_seating))
+                if cell.with_pro
+                else None
+            )
             entry = cell_report(cell, ladder, pro)
             entry["seconds"] = seconds
             report["cells"].append(entry)
@@ -223,6 +228,7 @@ def _play(
     budget: Budget | None,
     advance: Callable[[str, float], None],
     seconds: dict[str, float],
+    seating: Seating = Seating.ROTATE,
 ) -> TournamentResult | None:
     """One tournament of the cell; its wall time goes into ``seconds``."""
     if deals <= 0:
@@ -231,7 +237,14 @@ def _play(
     label = f"{cell.preset} {cell.players}p {','.join(levels)}"
     started = time.perf_counter()
     result = run_tournament(
-        cell.ruleset, levels, deals, args.seed, args.jobs, budget, progress=lambda n: advance(label, n * cost)
+        cell.ruleset,
+        levels,
+        deals,
+        args.seed,
+        args.jobs,
+        budget,
+        progress=lambda n: advance(label, n * cost),
+        seating=seating,
     )
     seconds[",".join(levels)] = round(time.perf_counter() - started, 1)
     return result
@@ -294,7 +307,8 @@ def table(report: dict[str, Any]) -> Any:
     from rich.table import Table
 
     title = (
-        f"Bot ladder: paired differences, {report['deals']} duplicate deals (pro: {report['pro_deals']}), "
+        f"Bot ladder: paired differences, {report['deals']} duplicate deals (pro: {report['pro_deals']}, "
+        f"seating {report.get('pro_seating', 'rotate')}), "
         f"95% intervals, seed {report['seed']}\n"
         "points per deal (win rate under taiwan), better-is-positive: sign flipped under penalty scoring"
     )
@@ -401,6 +415,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pro-presets", default="classic,web", help="presets pro is measured under")
     parser.add_argument("--pro-players", default="4", help="player counts pro is measured at")
     parser.add_argument("--pro-all", action="store_true", help="measure pro in every cell of the matrix")
+    parser.add_argument(
+        "--pro-seating",
+        choices=[seating.value for seating in Seating],
+        default=Seating.ROTATE.value,
+        help="rotate: pro and great take turns in every seat; field: one pro against the rest great, "
+        "in every seat, against great in that seat (issue 17's protocol against the outside agent)",
+    )
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--pro-steps", type=int, default=None)

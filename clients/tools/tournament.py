@@ -7,6 +7,13 @@ once per deal with the same cards, which cancels the luck of the deal. When ``k 
 fill more than one seat of a table (``great,good,random`` at 4 seats: ``great good random great``,
 then ``good random great good``, then ``random great good random``).
 
+Seating ``field`` (``--seating field``) measures each level the way an outside opponent is met:
+alone against the last level, the field. Every deal is played once with the field in every seat,
+then, for each other level and each seat, once with that level in that seat and the field in the
+rest. A level's points are its seat's points at those tables, the field's are its points at the
+all-field table, so a level's difference to the field is what putting it in a seat changed there,
+seat for seat, the cards the same.
+
 Points. A level's points for a deal are the mean, over every seat it held at that deal's tables,
 of the seat's deal score under the ruleset: its penalty under ``penalty`` settlement (lower is
 better), its zero-sum score under ``zero-sum`` (higher is better). Under ``penalty = none``
@@ -39,6 +46,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from bigtwo.engine import Deal, DealCode, Ruleset, deal_from_code, observe
@@ -62,6 +70,36 @@ def seat_levels(levels: Sequence[str], players: int, table: int) -> list[str]:
     return [levels[(table + seat) % k] for seat in range(players)]
 
 
+class Seating(Enum):
+    """How the levels share a deal's tables (see the module docstring)."""
+
+    ROTATE = "rotate"
+    FIELD = "field"
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    seats: tuple[str, ...]
+    """The level in each seat."""
+    counted: tuple[int, ...]
+    """The seats whose points and decision times count for their level."""
+
+
+def tables_of(levels: Sequence[str], players: int, seating: Seating) -> list[Table]:
+    """Every table of one deal, in the order they are played."""
+    if seating is Seating.ROTATE:
+        every = tuple(range(players))
+        return [Table(tuple(seat_levels(levels, players, t)), every) for t in range(len(levels))]
+    field_level = levels[-1]
+    tables = [Table((field_level,) * players, tuple(range(players)))]
+    for level in levels[:-1]:
+        for seat in range(players):
+            seats = [field_level] * players
+            seats[seat] = level
+            tables.append(Table(tuple(seats), (seat,)))
+    return tables
+
+
 def deal_code(seed: int, index: int) -> DealCode:
     return DealCode(random.Random(f"bigtwo-tournament/{seed}/{index}").getrandbits(60))
 
@@ -82,6 +120,7 @@ class Job:
     levels: tuple[str, ...]
     seed: int
     budget: Budget | None
+    seating: Seating = Seating.ROTATE
 
 
 @dataclass(slots=True)
@@ -114,10 +153,11 @@ def run_deal(job: Job, index: int) -> DealResult:
     sums: dict[str, float] = {level: 0.0 for level in job.levels}
     counts: dict[str, int] = {level: 0 for level in job.levels}
     decide: dict[str, list[float]] = {level: [] for level in job.levels}
-    for table in range(len(job.levels)):
-        seats = seat_levels(job.levels, players, table)
-        points, times = play_table(job, code, seats, f"bigtwo-tournament/{job.seed}/{index}/{table}")
-        for seat, level in enumerate(seats):
+    for number, table in enumerate(tables_of(job.levels, players, job.seating)):
+        seats = list(table.seats)
+        points, times = play_table(job, code, seats, f"bigtwo-tournament/{job.seed}/{index}/{number}")
+        for seat in table.counted:
+            level = seats[seat]
             sums[level] += points[seat]
             counts[level] += 1
             decide[level].extend(times[seat])
@@ -142,6 +182,7 @@ class TournamentResult:
     ruleset: Ruleset
     levels: tuple[str, ...]
     deals: int
+    seating: Seating = Seating.ROTATE
     points: dict[str, list[float]] = field(default_factory=dict)
     """Per level, its points for each deal (deal order)."""
     decide_ms: dict[str, list[float]] = field(default_factory=dict)
@@ -163,6 +204,7 @@ class TournamentResult:
         out: dict[str, Any] = {
             "preset": self.ruleset.preset,
             "deals": self.deals,
+            "seating": self.seating.value,
             "levels": {level: self.summary(level) for level in self.levels},
         }
         if pairs:
@@ -238,13 +280,16 @@ def run_tournament(
     progress: Callable[[int], None] | None = None,
     dask: DaskTarget | None = None,
     client: Client | None = None,
+    seating: Seating = Seating.ROTATE,
 ) -> TournamentResult:
     """The tournament, in this process (``jobs`` 1), in ``jobs`` local processes, on the Dask
     cluster ``dask`` (started or joined here) or on the cluster of an open ``client``. The results
     are the same in every case (the module docstring says why). ``progress(n)``: ``n`` more deals done."""
     if (dask is not None or client is not None) and jobs > 1:
         raise ValueError("run on a Dask cluster or in local processes (jobs), not both")
-    job = Job(ruleset, tuple(levels), seed, budget)
+    if seating is Seating.FIELD and len(levels) < 2:
+        raise ValueError("seating field needs a level to measure and the field (the last level)")
+    job = Job(ruleset, tuple(levels), seed, budget, seating)
     results: list[DealResult] = []
     if client is not None:
         results = _deals_on(client, job, deals, progress)
@@ -266,7 +311,7 @@ def run_tournament(
                 if progress:
                     progress(1)
     results.sort(key=lambda r: r.index)
-    out = TournamentResult(ruleset, tuple(levels), deals)
+    out = TournamentResult(ruleset, tuple(levels), deals, seating)
     for level in levels:
         out.points[level] = [r.points[level] for r in results]
         out.decide_ms[level] = [t for r in results for t in r.decide_ms[level]]
