@@ -46,14 +46,25 @@ def test_a_small_study_is_reproducible_and_bounded_by_its_oracle() -> None:
     search = report["with_search"]
     assert isinstance(search, dict)
     assert search["pro_gain"] <= search["oracle_gain"]
-    duel = report["reranked_minus_great"]
-    assert isinstance(duel, dict) and duel["ci95"][0] <= duel["mean"] <= duel["ci95"][1]
+    duels = report["reranked_minus_great"]
+    assert isinstance(duels, dict) and set(duels) == {"threshold", "field", "rotate"}
+    for seating in ("field", "rotate"):
+        assert duels[seating]["ci95"][0] <= duels[seating]["mean"] <= duels[seating]["ci95"][1]
 
 
 def test_the_command_prints_json_and_refuses_bad_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert learned_study.main(["--deals", "2", "--players", "2"]) == 0
     printed = capsys.readouterr()
     assert json.loads(printed.out)["players"] == 2
-    assert "re-ranked great against great: 2/2 deals" in printed.err
+    assert "re-ranked great against great, seating field: 2/2 deals" in printed.err
     with pytest.raises(SystemExit):
         learned_study.main(["--deals", "0"])
+
+
+def test_great_against_itself_is_even_in_both_seatings() -> None:
+    from bigtwo.engine.bots import great_order
+    from bigtwo.tools.tournament import Seating
+
+    ruleset = Ruleset.from_mapping({"preset": "classic", "players": 4})
+    for seating in Seating:
+        assert learned_study.duel(ruleset, great_order, 5, 3, seating) == (0.0, 0.0, 0.0)

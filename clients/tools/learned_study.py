@@ -13,8 +13,9 @@ best candidate with the hands known). With ``--with-search`` each decision also 
 search (its own belief, seeded) and the fit gets the search's mean differences as inputs.
 
 Play: ``great`` re-ranked by the fit (a candidate replaces the first choice when its predicted
-advantage exceeds ``threshold``) in one seat, the others ``great``, against ``great`` in that
-seat, every seat of every deal, paired by deal.
+advantage exceeds ``threshold``) against ``great``, at the tables of both ``bigtwo tournament``
+seatings (``field``: alone in each seat against three ``great``; ``rotate``: the two take turns
+around the table), paired by deal.
 
 ``python -m bigtwo.tools.learned_study --preset classic --players 4 --deals 6000 --with-search-deals 800``
 """
@@ -37,7 +38,7 @@ from bigtwo.engine.bots.plan import PLAY_COST, Masters, highest_rank, rest_costs
 from bigtwo.engine.bots.pro import play_out, utility
 from bigtwo.engine.generate import CARD_MASK, MASK_BITS
 
-from .tournament import deal_code, mean_ci
+from .tournament import Seating, deal_code, mean_ci, tables_of
 
 CANDIDATES = 6
 RIDGE = 1.0
@@ -212,21 +213,24 @@ def reranked(weights: Sequence[float], threshold: float) -> OrderFn:
 
 
 def duel(
-    ruleset: Ruleset, policy: OrderFn, seed: int, deals: int, progress: Progress = _silent
+    ruleset: Ruleset, policy: OrderFn, seed: int, deals: int, seating: Seating, progress: Progress = _silent
 ) -> tuple[float, float, float]:
-    """``policy`` in one seat against ``great`` there, the other seats ``great``, every seat of
-    every deal; better-is-positive mean and 95% interval, paired by deal."""
+    """``policy`` against ``great`` at the tables of ``bigtwo tournament --seating`` (``policy``
+    first, ``great`` the field); better-is-positive mean and 95% interval, paired by deal."""
+    orders = {"learned": policy, "great": great_order}
+    tables = tables_of(tuple(orders), ruleset.players, seating)
     per_deal = []
     for index in range(deals):
         cards = deal_from_code(deal_code(seed, index), ruleset)
-        base = _play_table(Deal.start(ruleset, cards), [great_order] * ruleset.players)
-        diff = 0.0
-        for seat in range(ruleset.players):
-            policies: list[OrderFn] = [great_order] * ruleset.players
-            policies[seat] = policy
-            diff += _play_table(Deal.start(ruleset, cards), policies)[seat] - base[seat]
-        per_deal.append(diff / ruleset.players)
-        progress("re-ranked great against great", index + 1, deals)
+        sums = dict.fromkeys(orders, 0.0)
+        counts = dict.fromkeys(orders, 0)
+        for table in tables:
+            values = _play_table(Deal.start(ruleset, cards), [orders[level] for level in table.seats])
+            for seat in table.counted:
+                sums[table.seats[seat]] += values[seat]
+                counts[table.seats[seat]] += 1
+        per_deal.append(sums["learned"] / counts["learned"] - sums["great"] / counts["great"])
+        progress(f"re-ranked great against great, seating {seating.value}", index + 1, deals)
     return mean_ci(per_deal)
 
 
@@ -263,12 +267,11 @@ def study(
     report["learned_gain"] = learned_gains(test, weights, False)
     on_train = learned_gains(train, weights, False)
     threshold = max(THRESHOLDS, key=on_train.__getitem__)
-    mean, low, high = duel(ruleset, reranked(weights, threshold), seed + 2, deals, progress)
-    report["reranked_minus_great"] = {
-        "threshold": threshold,
-        "mean": round(mean, 4),
-        "ci95": [round(low, 4), round(high, 4)],
-    }
+    duels: dict[str, object] = {"threshold": threshold}
+    for seating in Seating:
+        mean, low, high = duel(ruleset, reranked(weights, threshold), seed + 2, deals, seating, progress)
+        duels[seating.value] = {"mean": round(mean, 4), "ci95": [round(low, 4), round(high, 4)]}
+    report["reranked_minus_great"] = duels
     if search_deals:
         train = collect(ruleset, seed + 3, search_deals, True, progress)
         test = collect(ruleset, seed + 4, search_deals, True, progress)
