@@ -36,8 +36,8 @@ def test_the_choice_keeps_the_first_unless_a_gain_clears_the_threshold() -> None
 
 def test_a_small_study_is_reproducible_and_bounded_by_its_oracle() -> None:
     ruleset = Ruleset.from_mapping({"preset": "classic", "players": 4})
-    report = study(ruleset, deals=6, search_deals=1, seed=3)
-    assert report == study(ruleset, deals=6, search_deals=1, seed=3)
+    report = study(ruleset, deals=6, search_deals=1, seed=3, pro_deals=1)
+    assert report == study(ruleset, deals=6, search_deals=1, seed=3, pro_deals=1)
     train, test = report["decisions"]  # type: ignore[misc]
     assert train > 0 and test > 0
     gains = report["learned_gain"]
@@ -46,6 +46,9 @@ def test_a_small_study_is_reproducible_and_bounded_by_its_oracle() -> None:
     search = report["with_search"]
     assert isinstance(search, dict)
     assert search["pro_gain"] <= search["oracle_gain"]
+    pro = report["pro_minus_great"]
+    assert isinstance(pro, dict) and pro["deals"] == 1
+    assert set(pro["pro_learned_playouts"]) == {"mean", "ci95", "minus_pro"}
     duels = report["reranked_minus_great"]
     assert isinstance(duels, dict) and set(duels) == {"threshold", "field", "rotate"}
     for seating in ("field", "rotate"):
@@ -56,7 +59,7 @@ def test_the_command_prints_json_and_refuses_bad_counts(capsys: pytest.CaptureFi
     assert learned_study.main(["--deals", "2", "--players", "2"]) == 0
     printed = capsys.readouterr()
     assert json.loads(printed.out)["players"] == 2
-    assert "re-ranked great against great, seating field: 2/2 deals" in printed.err
+    assert "against great, seating field: 2/2 deals" in printed.err
     with pytest.raises(SystemExit):
         learned_study.main(["--deals", "0"])
 
@@ -67,4 +70,4 @@ def test_great_against_itself_is_even_in_both_seatings() -> None:
 
     ruleset = Ruleset.from_mapping({"preset": "classic", "players": 4})
     for seating in Seating:
-        assert learned_study.duel(ruleset, great_order, 5, 3, seating) == (0.0, 0.0, 0.0)
+        assert learned_study.duel(ruleset, learned_study.order_player(great_order), 5, 3, seating) == [0.0] * 3

@@ -212,33 +212,91 @@ def reranked(weights: Sequence[float], threshold: float) -> OrderFn:
     return order
 
 
+Player = Callable[[Deal, random.Random], int]
+"""The mask the seat to act plays (0: a pass), decided from that seat's view only."""
+
+
+def order_player(order: OrderFn) -> Player:
+    def play(deal: Deal, rng: random.Random) -> int:
+        view = view_in_deal(deal)
+        return finalize(view, order(view))
+
+    return play
+
+
+def pro_player(pro: ProBot) -> Player:
+    def play(deal: Deal, rng: random.Random) -> int:
+        observation = observe(deal, deal.to_act, with_history=True)
+        return pro.search(observation, deal.ruleset, view_of(observation, deal.ruleset), rng)
+
+    return play
+
+
 def duel(
-    ruleset: Ruleset, policy: OrderFn, seed: int, deals: int, seating: Seating, progress: Progress = _silent
-) -> tuple[float, float, float]:
-    """``policy`` against ``great`` at the tables of ``bigtwo tournament --seating`` (``policy``
-    first, ``great`` the field); better-is-positive mean and 95% interval, paired by deal."""
-    orders = {"learned": policy, "great": great_order}
-    tables = tables_of(tuple(orders), ruleset.players, seating)
+    ruleset: Ruleset, player: Player, seed: int, deals: int, seating: Seating, progress: Progress = _silent
+) -> list[float]:
+    """``player`` against ``great`` at the tables of ``bigtwo tournament --seating`` (``player``
+    first, ``great`` the field): per deal, the better-is-positive difference of their utilities."""
+    players = {"measured": player, "great": order_player(great_order)}
+    tables = tables_of(tuple(players), ruleset.players, seating)
     per_deal = []
     for index in range(deals):
         cards = deal_from_code(deal_code(seed, index), ruleset)
-        sums = dict.fromkeys(orders, 0.0)
-        counts = dict.fromkeys(orders, 0)
-        for table in tables:
-            values = _play_table(Deal.start(ruleset, cards), [orders[level] for level in table.seats])
+        sums = dict.fromkeys(players, 0.0)
+        counts = dict.fromkeys(players, 0)
+        for number, table in enumerate(tables):
+            rngs = [random.Random(f"learned-study/{seed}/{index}/{number}/{seat}") for seat in range(ruleset.players)]
+            values = _play_table(Deal.start(ruleset, cards), [players[level] for level in table.seats], rngs)
             for seat in table.counted:
                 sums[table.seats[seat]] += values[seat]
                 counts[table.seats[seat]] += 1
-        per_deal.append(sums["learned"] / counts["learned"] - sums["great"] / counts["great"])
-        progress(f"re-ranked great against great, seating {seating.value}", index + 1, deals)
-    return mean_ci(per_deal)
+        per_deal.append(sums["measured"] / counts["measured"] - sums["great"] / counts["great"])
+        progress(f"against great, seating {seating.value}", index + 1, deals)
+    return per_deal
 
 
-def _play_table(deal: Deal, policies: list[OrderFn]) -> list[float]:
+def _play_table(deal: Deal, players: list[Player], rngs: list[random.Random]) -> list[float]:
     while not deal.over:
-        view = view_in_deal(deal)
-        _play(deal, view.seat, finalize(view, policies[view.seat](view)))
+        seat = deal.to_act
+        _play(deal, seat, players[seat](deal, rngs[seat]))
     return [utility(deal.ruleset, deal, seat) for seat in range(deal.ruleset.players)]
+
+
+class _LearnedFirstPro(ProBot):
+    """pro whose candidates, and so its choice when none is shown better, come from the fitted
+    order; its rollouts and its model of the other seats stay ``great``."""
+
+    def __init__(self, order: OrderFn) -> None:
+        super().__init__()
+        self.first = order
+
+    def candidates(self, view: View) -> list[int]:
+        return candidates_of(view, self.first, self.budget.candidates) or [finalize(view, [])]
+
+
+def pro_duels(ruleset: Ruleset, order: OrderFn, seed: int, deals: int, progress: Progress) -> dict[str, object]:
+    """pro, and pro with the fitted order as its first choice or as its playouts, each alone in
+    each seat against ``great`` (seating ``field``), the variants paired against pro."""
+    variants = {
+        "pro": ProBot(),
+        "pro_learned_first_choice": _LearnedFirstPro(order),
+        "pro_learned_playouts": ProBot(policy=order),
+    }
+    per_deal = {
+        name: duel(ruleset, pro_player(bot), seed, deals, Seating.FIELD, progress) for name, bot in variants.items()
+    }
+    out: dict[str, object] = {"deals": deals}
+    for name, diffs in per_deal.items():
+        entry = _summary(mean_ci(diffs))
+        if name != "pro":
+            entry["minus_pro"] = _summary(mean_ci([a - b for a, b in zip(diffs, per_deal["pro"], strict=True)]))
+        out[name] = entry
+    return out
+
+
+def _summary(interval: tuple[float, float, float]) -> dict[str, object]:
+    mean, low, high = interval
+    return {"mean": round(mean, 4), "ci95": [round(low, 4), round(high, 4)]}
 
 
 def oracle(decision: Decision) -> int:
@@ -256,7 +314,12 @@ def learned_gains(decisions: Sequence[Decision], weights: Sequence[float], with_
 
 
 def study(
-    ruleset: Ruleset, deals: int, search_deals: int, seed: int, progress: Progress = _silent
+    ruleset: Ruleset,
+    deals: int,
+    search_deals: int,
+    seed: int,
+    progress: Progress = _silent,
+    pro_deals: int = 0,
 ) -> dict[str, object]:
     report: dict[str, object] = {"preset": ruleset.preset, "players": ruleset.players, "deals": deals}
     train = collect(ruleset, seed, deals, False, progress)
@@ -267,11 +330,14 @@ def study(
     report["learned_gain"] = learned_gains(test, weights, False)
     on_train = learned_gains(train, weights, False)
     threshold = max(THRESHOLDS, key=on_train.__getitem__)
+    learned = reranked(weights, threshold)
     duels: dict[str, object] = {"threshold": threshold}
     for seating in Seating:
-        mean, low, high = duel(ruleset, reranked(weights, threshold), seed + 2, deals, seating, progress)
-        duels[seating.value] = {"mean": round(mean, 4), "ci95": [round(low, 4), round(high, 4)]}
+        per_deal = duel(ruleset, order_player(learned), seed + 2, deals, seating, progress)
+        duels[seating.value] = _summary(mean_ci(per_deal))
     report["reranked_minus_great"] = duels
+    if pro_deals:
+        report["pro_minus_great"] = pro_duels(ruleset, learned, seed + 5, pro_deals, progress)
     if search_deals:
         train = collect(ruleset, seed + 3, search_deals, True, progress)
         test = collect(ruleset, seed + 4, search_deals, True, progress)
@@ -296,12 +362,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--deals", type=int, default=6000, help="deals for each of training, testing and play")
     parser.add_argument("--with-search-deals", type=int, default=0, help="deals for the fit on pro's search (slow)")
+    parser.add_argument(
+        "--pro-deals", type=int, default=0, help="deals for pro with the fit as its first choice or playouts (slow)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    if args.deals < 1 or args.with_search_deals < 0:
-        parser.error("--deals must be at least 1 and --with-search-deals at least 0")
+    if args.deals < 1 or args.with_search_deals < 0 or args.pro_deals < 0:
+        parser.error("--deals must be at least 1, --with-search-deals and --pro-deals at least 0")
     ruleset = Ruleset.from_mapping({"preset": args.preset, "players": args.players})
-    json.dump(study(ruleset, args.deals, args.with_search_deals, args.seed, _to_stderr), sys.stdout, indent=2)
+    report = study(ruleset, args.deals, args.with_search_deals, args.seed, _to_stderr, args.pro_deals)
+    json.dump(report, sys.stdout, indent=2)
     print()
     return 0
 
