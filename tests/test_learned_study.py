@@ -59,7 +59,7 @@ def test_the_command_prints_json_and_refuses_bad_counts(capsys: pytest.CaptureFi
     assert learned_study.main(["--deals", "2", "--players", "2"]) == 0
     printed = capsys.readouterr()
     assert json.loads(printed.out)["players"] == 2
-    assert "against great, seating field: 2/2 deals" in printed.err
+    assert "re-ranked great against great, seating field: 2/2 deals" in printed.err
     with pytest.raises(SystemExit):
         learned_study.main(["--deals", "0"])
 

@@ -233,7 +233,13 @@ def pro_player(pro: ProBot) -> Player:
 
 
 def duel(
-    ruleset: Ruleset, player: Player, seed: int, deals: int, seating: Seating, progress: Progress = _silent
+    ruleset: Ruleset,
+    player: Player,
+    seed: int,
+    deals: int,
+    seating: Seating,
+    progress: Progress = _silent,
+    name: str = "re-ranked great",
 ) -> list[float]:
     """``player`` against ``great`` at the tables of ``bigtwo tournament --seating`` (``player``
     first, ``great`` the field): per deal, the better-is-positive difference of their utilities."""
@@ -251,7 +257,7 @@ def duel(
                 sums[table.seats[seat]] += values[seat]
                 counts[table.seats[seat]] += 1
         per_deal.append(sums["measured"] / counts["measured"] - sums["great"] / counts["great"])
-        progress(f"against great, seating {seating.value}", index + 1, deals)
+        progress(f"{name} against great, seating {seating.value}", index + 1, deals)
     return per_deal
 
 
@@ -283,7 +289,8 @@ def pro_duels(ruleset: Ruleset, order: OrderFn, seed: int, deals: int, progress:
         "pro_learned_playouts": ProBot(policy=order),
     }
     per_deal = {
-        name: duel(ruleset, pro_player(bot), seed, deals, Seating.FIELD, progress) for name, bot in variants.items()
+        name: duel(ruleset, pro_player(bot), seed, deals, Seating.FIELD, progress, name)
+        for name, bot in variants.items()
     }
     out: dict[str, object] = {"deals": deals}
     for name, diffs in per_deal.items():
