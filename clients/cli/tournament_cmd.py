@@ -14,7 +14,13 @@ from bigtwo.engine import Ruleset
 from bigtwo.engine.bots import LEVELS, Budget
 from bigtwo.engine.rules import Penalty
 from bigtwo.tools.cluster import DaskTarget
-from bigtwo.tools.tournament import Seating, TournamentResult, lower_is_better, run_tournament
+from bigtwo.tools.tournament import (
+    Seating,
+    TournamentResult,
+    add_seating_argument,
+    lower_is_better,
+    run_tournament,
+)
 
 
 def plot(result: TournamentResult, path: str) -> None:
@@ -81,11 +87,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--deals", type=positive_int, default=100, help="duplicate deals (each played once per rotation)"
     )
     parser.add_argument("--seed", type=int, default=42, help="seed of the deal codes and the bots")
-    parser.add_argument(
+    add_seating_argument(
+        parser,
         "--seating",
-        choices=[seating.value for seating in Seating],
-        default=Seating.ROTATE.value,
-        help="rotate: the levels take turns in every seat; field: each level alone in each seat against "
+        "rotate: the levels take turns in every seat; field: each level alone in each seat against "
         "the last level (how an outside opponent is met)",
     )
     parser.add_argument("--jobs", type=positive_int, default=1, help="worker processes")

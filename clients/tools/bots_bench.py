@@ -40,7 +40,14 @@ from bigtwo.engine import PRESET_NAMES, Ruleset
 from bigtwo.engine.bots import Budget
 from bigtwo.engine.rules import Penalty
 
-from .tournament import Seating, TournamentResult, lower_is_better, percentile, run_tournament
+from .tournament import (
+    Seating,
+    TournamentResult,
+    add_seating_argument,
+    lower_is_better,
+    percentile,
+    run_tournament,
+)
 
 # The seating order of the cheap tournament is the one every earlier measurement used
 # (docs/PERFORMANCE.md), so classic at 4 players reproduces those figures.
@@ -415,11 +422,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pro-presets", default="classic,web", help="presets pro is measured under")
     parser.add_argument("--pro-players", default="4", help="player counts pro is measured at")
     parser.add_argument("--pro-all", action="store_true", help="measure pro in every cell of the matrix")
-    parser.add_argument(
+    add_seating_argument(
+        parser,
         "--pro-seating",
-        choices=[seating.value for seating in Seating],
-        default=Seating.ROTATE.value,
-        help="rotate: pro and great take turns in every seat; field: one pro against the rest great, "
+        "rotate: pro and great take turns in every seat; field: one pro against the rest great, "
         "in every seat, against great in that seat (issue 17's protocol against the outside agent)",
     )
     parser.add_argument("--seed", type=int, default=42)

@@ -54,6 +54,8 @@ from bigtwo.engine.bots import Budget, bot_for
 from bigtwo.engine.rules import Penalty, Settlement
 
 if TYPE_CHECKING:
+    import argparse
+
     from distributed import Client
 
     from .cluster import DaskTarget
@@ -75,6 +77,12 @@ class Seating(Enum):
 
     ROTATE = "rotate"
     FIELD = "field"
+
+
+def add_seating_argument(parser: argparse.ArgumentParser, flag: str, help_text: str) -> None:
+    """A command's choice of :class:`Seating` (rotate unless given)."""
+    choices = [seating.value for seating in Seating]
+    parser.add_argument(flag, choices=choices, default=Seating.ROTATE.value, help=help_text)
 
 
 @dataclass(frozen=True, slots=True)
