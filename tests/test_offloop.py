@@ -21,7 +21,8 @@ import pytest
 from bigtwo.engine import Deal, DealCode, Move, deal_from_code, preset
 from bigtwo.service.core import CallInfo, Core
 from bigtwo.service.errors import ResourceExhausted, to_rpc_status
-from bigtwo.service.offload import DEFAULT_WAITING, Done, Offload, cap_search, is_heavy, run
+from bigtwo.service.limits import LIMITS
+from bigtwo.service.offload import DEADLINE_MARGIN, DEFAULT_WAITING, Done, Offload, cap_search, is_heavy, run
 from bigtwo.service.servicer import Hosting, ServiceCore
 from bigtwo.service.tokens import KeyRing, TokenCodec
 from bigtwo.v1 import service_pb2 as api
@@ -163,6 +164,8 @@ def test_a_call_whose_deadline_passed_never_starts() -> None:
 def test_the_pro_search_is_capped_by_the_time_left() -> None:
     request = api.BotMoveRequest(level=" Pro ")
     cap_search(request, 2.0)
+    # 2 s left: the cap is that time less the margin (a computation on the given seconds, no clock).
+    assert request.max_ms == min(LIMITS.bot_ms, int(2.0 * DEADLINE_MARGIN * 1000))
     assert 0 < request.max_ms < 2000
     request = api.BotMoveRequest(level="pro", max_ms=50)
     cap_search(request, 2.0)
