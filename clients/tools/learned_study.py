@@ -35,7 +35,7 @@ from bigtwo.engine.bots import Budget, ProBot
 from bigtwo.engine.bots.base import View, view_in_deal, view_of
 from bigtwo.engine.bots.heuristic import OrderFn, finalize, great_order
 from bigtwo.engine.bots.plan import PLAY_COST, Masters, highest_rank, rest_costs, split
-from bigtwo.engine.bots.pro import play_out, utility
+from bigtwo.engine.bots.pro import legal_candidates, play_out, utility
 from bigtwo.engine.generate import CARD_MASK, MASK_BITS
 
 from .tournament import Seating, deal_code, mean_ci, tables_of
@@ -103,47 +103,26 @@ def candidate_features(view: View, cands: Sequence[int]) -> list[tuple[float, ..
     return rows
 
 
-def candidates_of(view: View, policy: OrderFn, count: int) -> list[int]:
-    legal = {e & CARD_MASK for e in view.legal}
-    out: list[int] = []
-    for mask in policy(view):
-        if ((mask == 0 and view.can_pass) or mask in legal) and mask not in out:
-            out.append(mask)
-        if len(out) >= count:
-            break
-    return out
-
-
-class _SearchSpy(ProBot):
-    """pro, keeping its candidates' mean values of the last decision."""
-
-    means: tuple[float, ...] = ()
-
-    def _pick(self, totals: list[float], diff_sq: list[float], done: int) -> int:
-        self.means = tuple(total / done for total in totals)
-        return int(super()._pick(totals, diff_sq, done))
-
-
 def collect(
     ruleset: Ruleset, seed: int, deals: int, with_search: bool, progress: Progress = _silent
 ) -> list[Decision]:
     """The decisions of ``deals`` all-``great`` deals (see the module docstring)."""
-    spy = _SearchSpy(Budget())
+    pro = ProBot(Budget())
     out: list[Decision] = []
     for index in range(deals):
         deal = Deal.start(ruleset, deal_from_code(deal_code(seed, index), ruleset))
         rng = random.Random(f"learned-study/{seed}/{index}")
         while not deal.over:
             view = view_in_deal(deal)
-            cands = candidates_of(view, great_order, spy.budget.candidates if with_search else CANDIDATES)
+            cands = legal_candidates(view, great_order, pro.budget.candidates if with_search else CANDIDATES)
             if len(cands) > 1 and cands[0] != view.hand:
-                out.append(_decision(deal, view, cands, spy if with_search else None, rng))
+                out.append(_decision(deal, view, cands, pro if with_search else None, rng))
             _play(deal, view.seat, finalize(view, great_order(view)))
         progress(f"decisions (seed {seed})", index + 1, deals)
     return out
 
 
-def _decision(deal: Deal, view: View, cands: list[int], spy: _SearchSpy | None, rng: random.Random) -> Decision:
+def _decision(deal: Deal, view: View, cands: list[int], pro: ProBot | None, rng: random.Random) -> Decision:
     values = []
     for mask in cands:
         trial = deal.clone()
@@ -151,11 +130,11 @@ def _decision(deal: Deal, view: View, cands: list[int], spy: _SearchSpy | None, 
         play_out(trial, great_order)
         values.append(utility(deal.ruleset, trial, view.seat))
     features = tuple(candidate_features(view, cands))
-    if spy is None:
+    if pro is None:
         return Decision(features, tuple(values))
     observation = observe(deal, view.seat, with_history=True)
-    picked = spy.search(observation, deal.ruleset, view_of(observation, deal.ruleset), rng)
-    return Decision(features, tuple(values), spy.means, cands.index(picked))
+    picked = pro.search(observation, deal.ruleset, view_of(observation, deal.ruleset), rng)
+    return Decision(features, tuple(values), pro.last_means, cands.index(picked))
 
 
 def _play(deal: Deal, seat: int, mask: int) -> None:
@@ -201,7 +180,7 @@ def reranked(weights: Sequence[float], threshold: float) -> OrderFn:
 
     def order(view: View) -> list[int]:
         base = great_order(view)
-        cands = candidates_of(view, great_order, CANDIDATES)
+        cands = legal_candidates(view, great_order, CANDIDATES)
         if len(cands) < 2 or cands[0] == view.hand:
             return base
         features = candidate_features(view, cands)
@@ -277,7 +256,7 @@ class _LearnedFirstPro(ProBot):
         self.first = order
 
     def candidates(self, view: View) -> list[int]:
-        return candidates_of(view, self.first, self.budget.candidates) or [finalize(view, [])]
+        return legal_candidates(view, self.first, self.budget.candidates) or [finalize(view, [])]
 
 
 def pro_duels(ruleset: Ruleset, order: OrderFn, seed: int, deals: int, progress: Progress) -> dict[str, object]:

@@ -85,6 +85,18 @@ def utility(ruleset: Ruleset, deal: Deal, seat: int) -> float:
     return float(score) if ruleset.settlement is Settlement.ZERO_SUM else -float(score)
 
 
+def legal_candidates(view: View, policy: OrderFn, count: int) -> list[int]:
+    """The policy's first ``count`` distinct moves the seat may make (0, a pass, when it may pass)."""
+    legal = {e & CARD_MASK for e in view.legal}
+    out: list[int] = []
+    for mask in policy(view):
+        if ((mask == 0 and view.can_pass) or mask in legal) and mask not in out:
+            out.append(mask)
+        if len(out) >= count:
+            break
+    return out
+
+
 def play_out(deal: Deal, policy: OrderFn, max_moves: int = 400) -> int:
     """Play the deal to its end with ``policy`` at every seat (each sees its own hand only);
     returns the number of moves made."""
@@ -112,18 +124,11 @@ class ProBot:
         """Rollout moves made, plus endgame positions visited, by the last decision."""
         self.last_solved = 0
         """Worlds of the last decision valued by exact search rather than rollouts."""
+        self.last_means: tuple[float, ...] = ()
+        """Each candidate's mean value in the last decision's search (empty when it did not search)."""
 
     def candidates(self, view: View) -> list[int]:
-        legal = {e & CARD_MASK for e in view.legal}
-        out: list[int] = []
-        for mask in self.policy(view):
-            if ((mask == 0 and view.can_pass) or mask in legal) and mask not in out:
-                out.append(mask)
-            if len(out) >= self.budget.candidates:
-                break
-        if not out:
-            out.append(finalize(view, []))
-        return out
+        return legal_candidates(view, self.policy, self.budget.candidates) or [finalize(view, [])]
 
     def choose(self, observation: Observation, ruleset: Ruleset, rng: random.Random) -> Move:
         view = view_of(observation, ruleset)
@@ -133,6 +138,7 @@ class ProBot:
         self.last_rollouts = 0
         self.last_steps = 0
         self.last_solved = 0
+        self.last_means = ()
         cands = self.candidates(view)
         if len(cands) == 1 or cands[0] == view.hand:
             return cands[0]
@@ -160,6 +166,7 @@ class ProBot:
                 totals[index] += value
                 diff_sq[index] += (value - values[0]) ** 2
             done += 1
+        self.last_means = tuple(total / done for total in totals)
         return cands[self._pick(totals, diff_sq, done)]
 
     def _model(self, view: View) -> int:
