@@ -62,6 +62,9 @@ def test_the_command_prints_json_and_refuses_bad_counts(capsys: pytest.CaptureFi
     assert "re-ranked great against great, seating field: 2/2 deals" in printed.err
     with pytest.raises(SystemExit):
         learned_study.main(["--deals", "0"])
+    with pytest.raises(SystemExit):
+        learned_study.main(["--preset", "nope"])
+    assert "preset: unknown value 'nope'" in capsys.readouterr().err
 
 
 def test_great_against_itself_is_even_in_both_seatings() -> None:

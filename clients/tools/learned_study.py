@@ -355,7 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.deals < 1 or args.with_search_deals < 0 or args.pro_deals < 0:
         parser.error("--deals must be at least 1, --with-search-deals and --pro-deals at least 0")
-    ruleset = Ruleset.from_mapping({"preset": args.preset, "players": args.players})
+    try:
+        ruleset = Ruleset.from_mapping({"preset": args.preset, "players": args.players})
+    except ValueError as refused:
+        parser.error(str(refused))
     report = study(ruleset, args.deals, args.with_search_deals, args.seed, _to_stderr, args.pro_deals)
     json.dump(report, sys.stdout, indent=2)
     print()
