@@ -15,7 +15,7 @@ TOOLS  := .tools
 SHARED  ?= ../shared
 VECTORS := tests/vectors
 
-.PHONY: chromium prometheus node-deps ts-deps ts-proto ts-table buf-breaking api-baseline venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
+.PHONY: chromium prometheus system-packages node-deps ts-deps ts-proto ts-table buf-breaking api-baseline venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
 
 # venv: everything the tests, linters, benches and fuzzer need (the [dev] extras);
 # venv-runtime: only what the service and the bigtwo command need (what make run installs).
@@ -23,28 +23,34 @@ venv: $(STAMP)
 venv-runtime: $(RUNTIME_STAMP)
 
 $(PY):
+	@echo "Creating the Python environment in $(VENV) (once, on a fresh clone): a virtual environment, then the packages."
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --upgrade pip
+	$(PIP) install -q --upgrade pip
 
 # Re-install only when pyproject.toml is newer than the stamp. The dev install holds the runtime
 # one, so it renews the runtime stamp as well.
 $(RUNTIME_STAMP): pyproject.toml | $(PY)
+	@echo "Installing the service and the bigtwo command into $(VENV) (pip install -e .; about a minute the first time) ..."
 	$(PIP) install -e .
 	touch $@
 $(STAMP): pyproject.toml | $(PY)
+	@echo "Installing the service with the test and lint tools into $(VENV) (pip install -e '.[dev]'; a few minutes the first time) ..."
 	$(PIP) install -e '.[dev]'
 	touch $@ $(RUNTIME_STAMP)
 
-# Debian's chromium for the HTML replay test (tests/test_replay_html.py); a no-op when present.
+# What the suite needs outside .venv (tests/tools/system_packages.sh): each step is a no-op when
+# present; otherwise it says in one sentence what is missing before any apt step, installs it with
+# apt-get as root, and ends in a sentence (root needed, or apt-get failed), never a bare "Error 100".
+SYSTEM_PACKAGES := tests/tools/system_packages.sh
+# Debian's chromium for the HTML replay and browser table tests (tests/test_replay_html.py, test_web_table.py).
 chromium:
-	@test -x /usr/bin/chromium || \
-	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-dejavu-core; }
-
-# Debian's prometheus and promtool for the alert-rule and live-scrape tests (tests/test_prometheus_*.py);
-# a no-op when both are present.
+	@$(SYSTEM_PACKAGES) chromium
+# Debian's prometheus and promtool for the alert-rule and live-scrape tests (tests/test_prometheus_*.py).
 prometheus:
-	@command -v promtool >/dev/null && command -v prometheus >/dev/null || \
-	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; }
+	@$(SYSTEM_PACKAGES) prometheus
+# All of them at once (one apt step), and Node.js with npm for the npm steps below.
+system-packages:
+	@$(SYSTEM_PACKAGES) chromium prometheus node
 
 run: venv-runtime
 	$(BIGTWO) run
@@ -53,7 +59,7 @@ run: venv-runtime
 # worker per core (TEST_WORKERS=0 for one process); --dist loadfile keeps each file's tests, and its
 # module fixtures (a shared server, a corpus), in one worker.
 TEST_WORKERS ?= auto
-test: venv chromium prometheus ts-deps node-deps
+test: venv system-packages ts-deps node-deps
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 bench: venv

@@ -3,12 +3,14 @@ status details."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,32 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+MAKE_RUN_PORTS = (50051, 9464, 8080)
+"""What ``make run`` holds while a developer runs ``make test`` beside it: gRPC, metrics, browser."""
+
+
+@contextlib.contextmanager
+def holding_make_run_ports() -> Iterator[list[int]]:
+    """Listen on ``make run``'s ports (those free now; a busy one is already held by someone) for
+    the duration, so that a test or doc block that binds or assumes a default port fails here as it
+    would beside ``make run``. Yields the ports this call holds."""
+    held: list[socket.socket] = []
+    try:
+        for port in MAKE_RUN_PORTS:
+            sock = socket.socket()
+            try:
+                sock.bind(("127.0.0.1", port))
+                sock.listen(1)
+            except OSError:
+                sock.close()
+                continue
+            held.append(sock)
+        yield [sock.getsockname()[1] for sock in held]
+    finally:
+        for sock in held:
+            sock.close()
 
 
 class ServerProcess:

@@ -29,9 +29,13 @@ How a block runs, and why:
   ``BIGTWO_*`` variable of the caller's;
 * stdin empty: an interactive ``bigtwo play`` deals, prompts, reads the end of its input, saves the
   match and exits 0;
-* the documented fixed ports (gRPC 50051-50053, metrics 9464-9466, browser 8080-8081) moved to free ones, in the
-  block's text and in the defaults it relies on (``BIGTWO_PORT``, ``BIGTWO_METRICS_PORT``,
-  ``BIGTWO_HEALTH_TARGET``), so a block never meets a developer's ``make run`` or another test;
+* the documented fixed ports (gRPC 50051-50053 and 50061-50063, metrics 9464-9466 and 9471-9473,
+  browser 8080-8081) moved to free ones in the block's text, so a block never meets another test;
+* a ``run`` block beside ``make run``: it may not name ``make run``'s ports (gRPC 50051, metrics
+  9464, browser 8080), and it runs while the test holds them, with no default moved, so a block that
+  would bind or call them (``bigtwo serve`` without ``--port``) fails here as it would for a reader
+  whose ``make run`` is still serving; a ``with-server`` block gets the defaults it relies on
+  (``BIGTWO_PORT``, ``BIGTWO_METRICS_PORT``, ``BIGTWO_HEALTH_TARGET``) pointed at the test's service;
 * a time limit, and its own process group: whatever the block leaves running is stopped, and a
   block that does not stop the servers it starts fails.
 
@@ -55,7 +59,7 @@ from pathlib import Path
 import grpc
 import pytest
 from markdown_it import MarkdownIt
-from service_support import free_port
+from service_support import MAKE_RUN_PORTS, free_port, holding_make_run_ports
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
@@ -66,8 +70,13 @@ RUN, RUN_WITH_SERVER, SKIP = "run", "run with-server", "skip"
 GRPC_PORTS = (50051, 50052, 50053)
 METRICS_PORTS = (9464, 9465, 9466)
 WEB_PORTS = (8080, 8081)
-"""The browser port's documented ports (``bigtwo run``'s 8080), moved like the others."""
-"""The fixed ports the docs show; a run block may use no other 127.0.0.1 port."""
+REPLICA_GRPC_PORTS = (50061, 50062, 50063)
+REPLICA_METRICS_PORTS = (9471, 9472, 9473)
+"""The replicas a reader starts beside ``make run`` (the README's three-replica block)."""
+PORT_RUNS = (GRPC_PORTS, METRICS_PORTS, WEB_PORTS, REPLICA_GRPC_PORTS, REPLICA_METRICS_PORTS)
+"""The fixed ports the docs show, in runs a block counts along (``$((50061 + i))``); a run block may
+use no other 127.0.0.1 port."""
+DOCUMENTED_PORTS = frozenset(port for run in PORT_RUNS for port in run)
 
 BLOCK_SECONDS = 90.0
 """A block's time limit: generous, since the suite shares a small machine with other work."""
@@ -222,11 +231,10 @@ class Service:
 
 def port_map(service: Service | None = None) -> dict[int, int]:
     """Free ports for the documented ones; 50051 and 9464 are the given service's, if any."""
-    grpc_first, metrics_first = free_run(len(GRPC_PORTS)), free_run(len(METRICS_PORTS))
-    mapping = {port: grpc_first + k for k, port in enumerate(GRPC_PORTS)}
-    mapping.update({port: metrics_first + k for k, port in enumerate(METRICS_PORTS)})
-    web_first = free_run(len(WEB_PORTS))
-    mapping.update({port: web_first + k for k, port in enumerate(WEB_PORTS)})
+    mapping: dict[int, int] = {}
+    for run in PORT_RUNS:
+        first = free_run(len(run))
+        mapping.update({port: first + k for k, port in enumerate(run)})
     if service is not None:
         mapping.update({GRPC_PORTS[0]: service.port, METRICS_PORTS[0]: service.metrics_port})
     return mapping
@@ -260,11 +268,13 @@ def clone_root(folder: Path) -> Path:
     return folder
 
 
-def block_env(tmp: Path, mapping: dict[int, int]) -> dict[str, str]:
+def block_env(tmp: Path, mapping: dict[int, int], defaults_moved: bool = True) -> dict[str, str]:
+    """The block's environment; ``defaults_moved`` points the default ports at the mapped ones
+    (the test's service for a with-server block), otherwise they stay ``make run``'s."""
     home = tmp / "home"
     home.mkdir()
     venv_bin = Path(sys.prefix) / "bin"
-    return {
+    env = {
         "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
         "HOME": str(home),
         "XDG_CACHE_HOME": str(home / ".cache"),
@@ -275,10 +285,12 @@ def block_env(tmp: Path, mapping: dict[int, int]) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "TERM": "dumb",
         "COLUMNS": "100",
-        "BIGTWO_PORT": str(mapping[GRPC_PORTS[0]]),
-        "BIGTWO_METRICS_PORT": str(mapping[METRICS_PORTS[0]]),
-        "BIGTWO_HEALTH_TARGET": f"127.0.0.1:{mapping[GRPC_PORTS[0]]}",
     }
+    if defaults_moved:
+        env["BIGTWO_PORT"] = str(mapping[GRPC_PORTS[0]])
+        env["BIGTWO_METRICS_PORT"] = str(mapping[METRICS_PORTS[0]])
+        env["BIGTWO_HEALTH_TARGET"] = f"127.0.0.1:{mapping[GRPC_PORTS[0]]}"
+    return env
 
 
 def group_alive(pgid: int) -> bool:
@@ -362,7 +374,7 @@ def run_block(
     mapping = port_map(service)
     script = remap(block.script(), mapping)
     folder = clone_root(tmp / "clone")
-    env = block_env(tmp, mapping)
+    env = block_env(tmp, mapping, defaults_moved=service is not None)
     out_path, err_path = tmp / "block.out", tmp / "block.err"
     # Files, not pipes: a server the block leaves running would hold a pipe open past the block's end.
     with out_path.open("w") as out, err_path.open("w") as err:
@@ -431,7 +443,16 @@ def test_the_docs_invoke_the_commands_one_way() -> None:
 def test_run_blocks_use_only_the_documented_ports() -> None:
     for block in runnable_blocks():
         ports = {int(p) for p in re.findall(r"127\.0\.0\.1:(\d+)", block.text)}
-        assert ports <= set(GRPC_PORTS + METRICS_PORTS + WEB_PORTS), f"{block.where}: fixed ports {ports}"
+        assert ports <= DOCUMENTED_PORTS, f"{block.where}: fixed ports {ports}"
+
+
+def test_a_block_a_reader_runs_beside_make_run_names_none_of_its_ports() -> None:
+    """``make run`` holds 50051, 9464 and 8080: a ``run`` block naming one would meet it (a replica
+    that cannot bind, or a load test of the reader's own service that looks like success)."""
+    pattern = re.compile(r"(?<![\d.])(" + "|".join(str(port) for port in MAKE_RUN_PORTS) + r")(?!\d)")
+    for block in runnable_blocks():
+        if block.verdict == RUN:
+            assert not pattern.search(block.text), f"{block.where}: names make run's port {pattern.search(block.text)}"
 
 
 def test_a_block_fails_on_any_failing_step_and_on_what_it_leaves_running(tmp_path: Path) -> None:
@@ -465,7 +486,8 @@ def shared_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service
 @pytest.mark.parametrize("block", runnable_blocks(), ids=lambda block: block.where)
 def test_block_runs_as_written(block: Block, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     service = request.getfixturevalue("shared_service") if block.verdict == RUN_WITH_SERVER else None
-    finished, timed_out, script, tidy = run_block(block, tmp_path, service)
+    with holding_make_run_ports():  # a reader's make run, still serving in the other terminal
+        finished, timed_out, script, tidy = run_block(block, tmp_path, service)
     shown = f"{block.where} ({block.verdict}), run as:\n{script}"
     output = f"--- stdout\n{finished.stdout[-4000:]}\n--- stderr\n{finished.stderr[-4000:]}"
     assert not timed_out, f"{shown}\ndid not finish within {BLOCK_SECONDS:.0f} s\n{output}"

@@ -19,7 +19,7 @@ from bigtwo.cli.main import COMMANDS
 from bigtwo.client.replay_files import read_replay
 from bigtwo.engine.replay import audit_log
 from client_support import BIGTWO, Server
-from service_support import CODE, free_port
+from service_support import CODE, free_port, holding_make_run_ports
 
 pytestmark = pytest.mark.timeout(120)
 PROMPT = "your move> "
@@ -186,15 +186,25 @@ def test_deal_json_locally_and_through_the_service(server: Server) -> None:
     assert three["face_up_card"]
 
 
-def test_run_prints_the_next_command_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+@pytest.fixture
+def make_run_beside() -> Iterator[list[int]]:
+    """``make run``'s ports held, as a developer's ``make run`` holds them beside ``make test``."""
+    with holding_make_run_ports() as held:
+        yield held
+
+
+def test_run_prints_the_next_command_and_stops_on_ctrl_c(tmp_path: Path, make_run_beside: list[int]) -> None:
     port = free_port()
     child = pexpect.spawn(
         BIGTWO,
-        ["run", "--port", str(port), "--metrics-port", "0", "--grace", "1"],
+        ["run", "--port", str(port), "--metrics-port", "0", "--web-port", "0", "--grace", "1"],
         encoding="utf-8",
         timeout=120,  # a loaded machine may take long to start a server
         env={"BIGTWO_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
+    # The first line is a sentence for a person, not the server's JSON log (its development key warning).
+    child.expect("\r\n")
+    assert child.before == f"Starting the Big Two rules service on 127.0.0.1:{port} ...", child.before
     child.expect(f"bigtwo play --target 127.0.0.1:{port}")
     child.expect('"serving"|serving')
     child.sendintr()
@@ -204,13 +214,13 @@ def test_run_prints_the_next_command_and_stops_on_ctrl_c(tmp_path: Path) -> None
     assert child.exitstatus in (0, 130) or child.signalstatus == signal.SIGINT
 
 
-def test_run_on_port_0_names_the_port_it_bound(tmp_path: Path) -> None:
+def test_run_on_port_0_names_the_port_it_bound(tmp_path: Path, make_run_beside: list[int]) -> None:
     """``--port 0`` lets the system choose a free port; the banner names that one, not 0."""
     from bigtwo.cli.health_cmd import check
 
     child = pexpect.spawn(
         BIGTWO,
-        ["run", "--port", "0", "--metrics-port", "0", "--grace", "1"],
+        ["run", "--port", "0", "--metrics-port", "0", "--web-port", "0", "--grace", "1"],
         encoding="utf-8",
         timeout=120,  # a loaded machine may take long to start a server
         env={"BIGTWO_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},

@@ -38,6 +38,8 @@ def run_main(args: argparse.Namespace) -> int:
             f"Try: bigtwo run --port {args.port + 1}"
         )
     metrics = f"; metrics on http://{args.host}:{args.metrics_port}/metrics" if args.metrics_port else ""
+    # A person's first line, before the server's own JSON log (its key warning comes first of all).
+    print(f"Starting the Big Two rules service on {args.host}:{args.port or 'a free port'} ...", flush=True)
 
     def banner(ports: BoundPorts) -> None:  # the ports bound: a port given as 0 is the one chosen
         web = (
