@@ -64,6 +64,38 @@ class Limits:
         return quote(value, self.quoted)
 
 
+@dataclass(frozen=True, slots=True)
+class WebLimits:
+    """The browser port's bounds on connections and time (``--web-limit NAME=VALUE`` overrides one;
+    docs/SECURITY.md "Browser port" says which attack each one answers). The HTTP server (Granian,
+    :mod:`bigtwo.service.web_server`) enforces the first four; the port's own ASGI layer the rest."""
+
+    connections: int = 1024
+    """Connections served at once per server process; more wait in the listen backlog, unaccepted,
+    until one closes (Granian's ``backpressure``). Idle HTTP/1.1 connections free their place after
+    :attr:`header_seconds`."""
+    streams_per_connection: int = 100
+    """HTTP/2 streams open at once on one connection (SETTINGS_MAX_CONCURRENT_STREAMS)."""
+    header_seconds: float = 10.0
+    """An HTTP/1.1 request's headers must arrive within this, and a kept-alive connection that sends
+    no next request is closed after it (hyper's header read timeout starts when it waits)."""
+    header_bytes: int = 64 * 1024
+    """Largest request head (HTTP/1.1 read buffer, HTTP/2 header list)."""
+    body_seconds: float = 30.0
+    """A unary call's request body (a single message) must arrive whole within this from the call's
+    start; past it the call ends DEADLINE_EXCEEDED and its connection is let go."""
+    call_seconds: float = 3600.0
+    """The longest deadline of a call on the browser port: a call (a stream above all) asking for
+    none or a longer one gets this one, so a silent stream ends DEADLINE_EXCEEDED at it."""
+    ping_seconds: float = 30.0
+    """An HTTP/2 connection is pinged this often and closed if a ping goes unanswered 20 s (a peer
+    gone without closing)."""
+
+
+WEB_LIMITS = WebLimits()
+"""The browser port's bounds every server starts with."""
+
+
 def quote(value: str, length: int = 40) -> str:
     """``repr(value)``, cut to a prefix of ``length`` characters (marked with an ellipsis)."""
     if len(value) <= length:
@@ -74,4 +106,4 @@ def quote(value: str, length: int = 40) -> str:
 LIMITS = Limits()
 """The limits every server starts with."""
 
-__all__ = ["LIMITS", "Limits", "quote"]
+__all__ = ["LIMITS", "WEB_LIMITS", "Limits", "WebLimits", "quote"]

@@ -41,7 +41,8 @@ from .telemetry import (
     start_metrics_server,
 )
 from .tokens import TokenCodec
-from .web import WebConfig, WebPort
+from .web import WebConfig
+from .web_server import WebPort, web_limits
 
 
 class BoundPorts(NamedTuple):
@@ -86,6 +87,12 @@ class ServerConfig:
     0, one the system chose."""
     web_origins: tuple[str, ...] = ()
     """Origins whose pages may call the browser port (CORS), e.g. ``https://cards.example``."""
+    web_hosts: tuple[str, ...] = ()
+    """``Host`` values the browser port answers (``--web-host``); none: the loopback names when
+    bound to loopback, else any; ``*``: any (an ingress checks it)."""
+    web_limits: tuple[tuple[str, float], ...] = ()
+    """Overrides of the browser port's bounds (``--web-limit NAME=VALUE``,
+    :class:`~bigtwo.service.limits.WebLimits`)."""
     heavy_kind: str = "process"
     """``process``: worker processes, beside the event loop; ``thread``: threads of the server
     process (no extra processes, but they hold the interpreter lock the event loop needs)."""
@@ -128,6 +135,8 @@ def _bind(server: Any, cfg: ServerConfig) -> int:
 CoreFactory = Callable[[TokenCodec], Any]
 
 DRAINING_DETAILS = "the server is draining (shutting down): call another replica"
+WEB_CLOSE_SECONDS = 1.0
+"""Past the grace, how long the browser port's connections get to close once their calls are cut."""
 HEALTH_PREFIX = f"/{health.SERVICE_NAME}/"
 LOOP_LAG_INTERVAL = 0.05
 """Seconds between the event loop lag's samples (aio mode)."""
@@ -234,7 +243,13 @@ def _web_port(cfg: ServerConfig, hosting: Hosting, reuse_port: bool) -> WebPort 
     if cfg.web_port is None:
         return None
     config = WebConfig(
-        cfg.host, cfg.web_port, cfg.web_origins, cfg.max_message_bytes, max_calls=cfg.max_concurrent_rpcs or None
+        cfg.host,
+        cfg.web_port,
+        cfg.web_origins,
+        cfg.max_message_bytes,
+        max_calls=cfg.max_concurrent_rpcs or None,
+        hosts=cfg.web_hosts,
+        limits=web_limits(cfg.web_limits),
     )
     return WebPort(hosting, config, draining_message=DRAINING_DETAILS, reuse_port=reuse_port)
 
@@ -304,7 +319,7 @@ def run_sync(
     hosting.cutting = bool(hosting.open_streams)
     server.stop(max(0.0, deadline - time.monotonic())).wait()
     if web is not None:
-        web.stop_thread()
+        web.stop_thread(max(WEB_CLOSE_SECONDS, deadline - time.monotonic()))
     hosting.heavy.shutdown()
     logger().info("stopped")
     return 0
@@ -355,7 +370,7 @@ async def _run_aio(
     hosting.cutting = bool(hosting.open_streams)
     await server.stop(max(0.0, deadline - loop.time()))
     if web is not None:
-        await web.stop()
+        await web.stop(max(WEB_CLOSE_SECONDS, deadline - loop.time()))
     lag.cancel()
     await asyncio.to_thread(hosting.heavy.shutdown)
     logger().info("stopped")

@@ -4,11 +4,12 @@ answered by the very handlers of the gRPC port.
 Browsers cannot speak gRPC (they cannot read HTTP/2 trailers), so ``bigtwo serve --web-port PORT``
 also serves the API through `connectrpc <https://github.com/connectrpc/connect-py>`_, the Connect
 project's own Python server (conformance-tested; it speaks Connect, gRPC-Web and gRPC), as an ASGI
-application run by Hypercorn. Each call goes to :class:`~bigtwo.service.servicer.Hosting`'s aio
-handler for its method, the same function the gRPC port calls, through :class:`WebCallContext`, which
-gives it the headers, the deadline and the way to end the call with a status. So the bearer token,
-the request id, the limits, the metrics, the log line and the error mapping
-(:func:`~bigtwo.service.errors.to_rpc_status`) are those of a gRPC call; only the framing differs.
+application run by Granian (:mod:`bigtwo.service.web_server`, which also holds the port's bounds).
+Each call goes to :class:`~bigtwo.service.servicer.Hosting`'s aio handler for its method, the same
+function the gRPC port calls, through :class:`WebCallContext`, which gives it the headers, the
+deadline and the way to end the call with a status. So the bearer token, the request id, the
+limits, the metrics, the log line and the error mapping (:func:`~bigtwo.service.errors.to_rpc_status`)
+are those of a gRPC call; only the framing differs.
 The status's code, message and google.rpc details become a Connect error with the same details.
 
 Beside the API, the port serves the browser table's files (:mod:`bigtwo.service.table`) at ``/``,
@@ -21,9 +22,6 @@ import asyncio
 import base64
 import binascii
 import contextlib
-import os
-import socket
-import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -49,8 +47,7 @@ from starlette.staticfiles import StaticFiles
 
 from .callscope import STREAM, Undecodable, safe_deserializer, serializer
 from .errors import ResourceExhausted, bad_field, to_rpc_status
-from .hypercorn_mends import ReadsOnAfterAnswer, ignore_data_for_answered_streams
-from .limits import LIMITS
+from .limits import LIMITS, WEB_LIMITS, WebLimits
 from .replay_page import replay_page
 from .servicer import SERVICE_NAME, UNARY, Hosting
 from .telemetry import CALLS
@@ -61,10 +58,6 @@ CONNECT_CODES: Mapping[grpc.StatusCode, Code] = {
     **{status: Code[status.name] for status in grpc.StatusCode if status.name in Code.__members__},
 }
 """gRPC's codes and Connect's are the same sixteen (Connect spells CANCELED with one L)."""
-
-KEEP_ALIVE_MAX_REQUESTS = 1 << 30
-"""Requests on one connection before the server closes it (no practical bound: connections end by
-the client, by ``keep_alive_timeout`` when idle, or at the drain)."""
 
 ALLOWED_HEADERS = (
     "authorization",
@@ -339,6 +332,11 @@ class WebConfig:
     max_calls: int | None = None
     """Calls in flight at once on this port (None: no cap); the gRPC port's
     ``max_concurrent_rpcs``."""
+    hosts: tuple[str, ...] = ()
+    """``--web-host``: the Host values answered (none given: the loopback names when bound to
+    loopback, else any; ``*``: any)."""
+    limits: WebLimits = WEB_LIMITS
+    """The port's bounds on connections and time (``--web-limit``)."""
 
 
 def application(hosting: Hosting, gate: WebGate, config: WebConfig) -> Starlette:
@@ -363,7 +361,7 @@ def application(hosting: Hosting, gate: WebGate, config: WebConfig) -> Starlette
             )
         )
     routes = [
-        Mount(f"/{SERVICE_NAME}", app=ReadsOnAfterAnswer(api_app)),
+        Mount(f"/{SERVICE_NAME}", app=api_app),
         Route("/replay", _replay_route(hosting), methods=["GET"]),
         Mount("/", app=table),
     ]
@@ -406,94 +404,6 @@ def _token_of(text: str) -> bytes:
         raise bad_field("token", "the token is not URL-safe base64") from None
 
 
-def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
-    """The browser port's listening socket, bound before the server announces itself (``--web-port 0``:
-    one the system chose); shared by ``--workers`` processes as their gRPC port is (SO_REUSEPORT)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((host, port))
-    sock.listen(1024)
-    sock.setblocking(False)
-    return sock
-
-
-async def serve(app: Starlette, sock: socket.socket, stopped: asyncio.Event) -> None:
-    """Run Hypercorn on ``sock`` (HTTP/1.1, and HTTP/2 with prior knowledge or upgrade) until
-    ``stopped`` is set."""
-    from hypercorn.asyncio import serve as hypercorn_serve
-    from hypercorn.config import Config
-
-    ignore_data_for_answered_streams()
-
-    config = Config()
-    # Hypercorn closes the socket it is given when it stops: it gets a duplicate, the port keeps ``sock``.
-    config.bind = [f"fd://{os.dup(sock.fileno())}"]
-    config.accesslog = None
-    config.errorlog = None
-    config.keep_alive_timeout = 30
-    config.read_timeout = 60
-    # Hypercorn closes a connection after 1,000 requests by default, and an HTTP/2 client in the
-    # middle of a call then sees a broken pipe: a browser table makes more calls than that in an hour.
-    config.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS
-    config.graceful_timeout = 1
-    await hypercorn_serve(app, config, shutdown_trigger=stopped.wait, mode="asgi")  # type: ignore[arg-type]
-
-
-class WebPort:
-    """The browser port of one server process, beside its gRPC port: bound at once, served on the
-    event loop of the aio server (:meth:`start`) or on a loop of its own beside the sync server
-    (:meth:`start_thread`), drained and stopped with it."""
-
-    def __init__(self, hosting: Hosting, config: WebConfig, *, draining_message: str, reuse_port: bool) -> None:
-        self.config = config
-        self.gate = WebGate(draining_message, config.max_calls)
-        self.sock = bind_socket(config.host, config.port, reuse_port=reuse_port)
-        self.app = application(hosting, self.gate, config)
-        self.port = int(self.sock.getsockname()[1])
-        self._stopped: asyncio.Event | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    async def start(self) -> None:
-        self._stopped = asyncio.Event()
-        self._task = asyncio.create_task(serve(self.app, self.sock, self._stopped))
-
-    def start_thread(self) -> None:
-        ready = threading.Event()
-
-        async def main() -> None:
-            self._loop = asyncio.get_running_loop()
-            await self.start()
-            ready.set()
-            if self._task is not None:
-                await self._task
-
-        self._thread = threading.Thread(target=asyncio.run, args=(main(),), name="bigtwo-web", daemon=True)
-        self._thread.start()
-        ready.wait()
-
-    def drain(self) -> None:
-        """New calls are refused UNAVAILABLE from now on; the table's files are still served."""
-        self.gate.draining = True
-
-    async def stop(self) -> None:
-        if self._stopped is not None and self._task is not None:
-            self._stopped.set()
-            await self._task
-        self.sock.close()
-
-    def stop_thread(self) -> None:
-        if self._loop is not None and self._stopped is not None:
-            self._loop.call_soon_threadsafe(self._stopped.set)
-        if self._thread is not None:
-            self._thread.join(10)
-        self.sock.close()
-
-
 __all__ = [
     "ALLOWED_HEADERS",
     "CONNECT_CODES",
@@ -504,10 +414,7 @@ __all__ = [
     "WebCallContext",
     "WebConfig",
     "WebGate",
-    "WebPort",
     "application",
-    "bind_socket",
     "connect_error",
     "endpoints",
-    "serve",
 ]

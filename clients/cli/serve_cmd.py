@@ -73,6 +73,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "on that port)",
     )
     add(
+        "--web-host",
+        dest="web_hosts",
+        type=web_host,
+        action="append",
+        default=None,
+        help="a Host header the browser port answers (name:port, or a name for any port; * for any), against "
+        "DNS rebinding; repeat for more (env BIGTWO_WEB_HOSTS, comma-separated; default: 127.0.0.1, localhost "
+        "and [::1] with the port when bound to loopback, else any: set it, or have the ingress check it)",
+    )
+    add(
+        "--web-limit",
+        dest="web_limits",
+        type=web_limit,
+        action="append",
+        default=None,
+        help="override one of the browser port's bounds, NAME=VALUE (docs/SECURITY.md lists them: connections, "
+        "streams_per_connection, header_seconds, header_bytes, body_seconds, call_seconds, ping_seconds); repeatable",
+    )
+    add(
         "--workers",
         type=positive_int,
         default=env_default("BIGTWO_WORKERS", d.workers),
@@ -183,6 +202,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def web_host(text: str) -> str:
+    """A ``--web-host`` value: ``*``, or a host name or address, with or without ``:port``."""
+    value = text.strip().lower()
+    allowed = set("abcdefghijklmnopqrstuvwxyz0123456789.-_:[]")
+    if value != "*" and (not value or not set(value) <= allowed):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a host (a name or address, maybe :port; or *)")
+    return value
+
+
+def web_limit(text: str) -> tuple[str, float]:
+    """A ``--web-limit NAME=VALUE`` override, checked against the limits table at once."""
+    from bigtwo.service.web_server import web_limits
+
+    name, _, value = text.partition("=")
+    try:
+        pair = (name.strip(), float(value))
+        web_limits((pair,))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc) if value else f"{text!r} is not NAME=VALUE") from None
+    return pair
+
+
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     from bigtwo.cli.arguments import web_origins_from_env
 
@@ -190,6 +231,10 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     values = {name: getattr(args, name) for name in names if hasattr(args, name)}
     origins = values.get("web_origins")
     values["web_origins"] = tuple(origins) if origins is not None else web_origins_from_env("BIGTWO_WEB_ORIGINS")
+    hosts = values.get("web_hosts")
+    from_env = [web_host(item) for item in os.environ.get("BIGTWO_WEB_HOSTS", "").split(",") if item.strip()]
+    values["web_hosts"] = tuple(hosts) if hosts is not None else tuple(from_env)
+    values["web_limits"] = tuple(values.get("web_limits") or ())
     return ServerConfig(**values)
 
 

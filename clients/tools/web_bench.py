@@ -6,7 +6,9 @@ the same prepared deals are played by ApplyMove with state tokens, one call per 
 (games played at once), over each way in turn. A round measures every way once, back to back, and
 the rounds repeat, so slow drift of the machine spreads over all of them alike. For each way: moves
 per second, p50/p99 latency per move seen by the client, the server process's CPU time per move,
-and the ratio to native gRPC of the same round (the median over rounds).
+and the ratio to native gRPC of the same round (the median over rounds). Then, per load and HTTP
+version, the browser port's ratio to the gRPC port (``web_port_vs_grpc``): the lowest of its binary
+ways over that version (Connect and gRPC-Web), against issue 32's floor of :data:`RATIO_FLOOR`.
 
 The clients are the Connect project's own (connectrpc over pyqwest) and grpcio's, in this process:
 on a machine of two cores the client shares the CPU with the server, which is why the server's CPU
@@ -33,6 +35,9 @@ from bigtwo.v1 import types_pb2 as pb
 from .service_bench import BENCH_KEY, GAMES, PreparedGame, Run, ServerProcess, prepare_games
 
 LOADS = (1, 16)
+RATIO_FLOOR = 0.6
+"""The browser port serves at least this share of the gRPC port's unary moves per second, over
+HTTP/1.1 and over HTTP/2 (issue 32)."""
 SERVICE = "bigtwo.v1.BigTwoService"
 
 
@@ -167,6 +172,26 @@ def _row(way: Way, load: int, runs: list[Run], ratios: list[float]) -> dict[str,
     }
 
 
+def _versus_grpc(rows: list[dict[str, Any]], load: int) -> list[dict[str, Any]]:
+    """Per HTTP version, the browser port's lowest binary ratio to gRPC among ``rows`` (one load)."""
+    summary = []
+    for version in ("h1", "h2"):
+        binary = [row for row in rows if row["way"].endswith(f"proto-{version}")]
+        lowest = min(binary, key=lambda row: row["ratio_to_grpc"])
+        summary.append(
+            {
+                "figure": "web_port_vs_grpc",
+                "http": version,
+                "load": load,
+                "ratio_to_grpc": lowest["ratio_to_grpc"],
+                "lowest_way": lowest["way"],
+                "floor": RATIO_FLOOR,
+                "met": lowest["ratio_to_grpc"] >= RATIO_FLOOR,
+            }
+        )
+    return summary
+
+
 def measure(
     seconds: float,
     loads: tuple[int, ...],
@@ -198,8 +223,8 @@ def measure(
                     print(
                         f"  load {load} round {number + 1}/{rounds}: {way.name} {run.rate:.0f} moves/s", file=sys.stderr
                     )
-            for way in WAYS:
-                row = _row(way, load, runs[way.name], ratios[way.name])
+            load_rows = [_row(way, load, runs[way.name], ratios[way.name]) for way in WAYS]
+            for row in load_rows + _versus_grpc(load_rows, load):
                 rows.append(row)
                 emit(row)
     finally:
