@@ -32,6 +32,7 @@ from .telemetry import (
     DEALS_FINISHED,
     DEALS_STARTED,
     FAILED,
+    GRPC,
     LATENCY,
     MALFORMED,
     MOVE_LATENCY,
@@ -115,7 +116,7 @@ and the status codes, a few dozen pairs."""
 
 
 class CallSeries(NamedTuple):
-    """The metric series one (method, status) call is counted in."""
+    """The metric series one (method, status, protocol) call is counted in."""
 
     calls: Any
     latency: Any
@@ -123,18 +124,21 @@ class CallSeries(NamedTuple):
     """``bigtwo_move_duration_seconds``' series of a unary move method, else None."""
 
 
-_CALL_SERIES: BoundedCache[tuple[str, grpc.StatusCode], CallSeries] = BoundedCache(
-    "service.callscope.call_series", 1024
+_CALL_SERIES: BoundedCache[tuple[str, grpc.StatusCode, str], CallSeries] = BoundedCache(
+    "service.callscope.call_series", 2048
 )
-"""The series of each (method, status) pair: sixteen methods and the status codes, a few hundred."""
+"""The series of each (method, status, protocol): sixteen methods (and the browser port's
+unknown one), the status codes and three protocols, a few hundred in practice."""
 
 
-def _call_series(method: str, code: grpc.StatusCode) -> CallSeries:
+def _call_series(method: str, code: grpc.StatusCode, protocol: str) -> CallSeries:
     moves = method in MOVE_METHODS and method != STREAM  # a stream times its moves as they come
     return _CALL_SERIES.put(
-        (method, code),
+        (method, code, protocol),
         CallSeries(
-            CALLS.labels(method, code.name), LATENCY.labels(method), MOVE_LATENCY.labels(method) if moves else None
+            CALLS.labels(method, code.name, protocol),
+            LATENCY.labels(method, protocol),
+            MOVE_LATENCY.labels(method) if moves else None,
         ),
     )
 
@@ -246,13 +250,16 @@ class CallScope:
     A stream's scope is given its :class:`StreamTally` and counts itself among the open streams
     from its start to its end."""
 
-    __slots__ = ("code", "context", "error", "host", "info", "method", "request_id", "started", "tally")
+    __slots__ = ("code", "context", "error", "host", "info", "method", "protocol", "request_id", "started", "tally")
 
     def __init__(self, host: Host, method: str, context: Any, tally: StreamTally | None = None) -> None:
         self.started = time.perf_counter()
         self.host = host
         self.method = method
         self.context = context
+        self.protocol: str = getattr(context, "protocol", GRPC)
+        """The call's ``protocol`` label: a browser port's context names its own
+        (:class:`~bigtwo.service.web.WebCallContext`); a gRPC context has none."""
         self.info = CallInfo()
         self.code = _OK
         self.error: BaseException | None = None
@@ -271,6 +278,7 @@ class CallScope:
                 request_id = str(value)[:64]
             elif key == "authorization":
                 credentials.append(value.encode() if isinstance(value, str) else bytes(value))
+        self.request_id = request_id or os.urandom(8).hex()  # first: a refused call's log line names it too
         expected = self.host.expected_auth
         if expected:
             # One credential, exactly: with two, proxies and servers disagree on which one counts.
@@ -279,7 +287,6 @@ class CallScope:
             given = credentials[0] if credentials else b""
             if not hmac.compare_digest(given, expected):
                 raise Unauthenticated("missing or wrong bearer token (metadata 'authorization: Bearer ...')")
-        self.request_id = request_id or os.urandom(8).hex()
 
     def failed(self, exc: BaseException, request: Any = None, received: float = 0.0) -> Any:
         """The status the call ends with for ``exc`` (None: it was cancelled, there is nothing to
@@ -304,8 +311,8 @@ class CallScope:
         elapsed = time.perf_counter() - self.started
         if self.tally is not None:
             self.host.streams.closed()
-        method, code, info = self.method, self.code, self.info
-        series = _CALL_SERIES.get((method, code)) or _call_series(method, code)
+        method, code, info, protocol = self.method, self.code, self.info, self.protocol
+        series = _CALL_SERIES.get((method, code, protocol)) or _call_series(method, code, protocol)
         series.calls.inc()
         series.latency.observe(elapsed)
         if self.tally is not None:  # a stream counted its moves as it went

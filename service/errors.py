@@ -74,6 +74,13 @@ class Unauthenticated(ServiceError):
     code = grpc.StatusCode.UNAUTHENTICATED
 
 
+class Unimplemented(ServiceError):
+    """A request the server does not speak: on the browser port, a method, HTTP method, content
+    type, compression or HTTP version it does not serve (:mod:`bigtwo.service.web_refusals`)."""
+
+    code = grpc.StatusCode.UNIMPLEMENTED
+
+
 def bad_field(path: str, description: str, *, reason: str = "") -> InvalidArgument:
     """An INVALID_ARGUMENT naming one field."""
     message = f"{path}: {description}" if path else description

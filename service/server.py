@@ -32,6 +32,7 @@ from .offload import DEFAULT_WAITING, Offload, default_workers
 from .servicer import AUTH_TOKEN_RULE, SERVICE_NAME, STREAM, UNARY, Hosting, ServiceCore, valid_auth_token
 from .telemetry import (
     CALLS,
+    GRPC,
     LOOP_LAG,
     MULTIPROC_ENV,
     QUEUE,
@@ -166,7 +167,7 @@ class DrainGate(grpc.GenericRpcHandler):
             return None
         name = method.rsplit("/", 1)[-1]
         if method == f"/{SERVICE_NAME}/{name}" and (name in UNARY or name == STREAM):  # no made-up labels
-            CALLS.labels(name, "UNAVAILABLE").inc()
+            CALLS.labels(name, "UNAVAILABLE", GRPC).inc()
         return self.handler
 
     @staticmethod

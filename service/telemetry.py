@@ -42,9 +42,11 @@ CODES = (
     "UNAUTHENTICATED",
     "INTERNAL",
     "UNAVAILABLE",
+    "UNIMPLEMENTED",
 )
 """The status codes the service answers with (errors.py's mapping, cancellations, the drain's
-refusals): each method's series of each is created at zero."""
+refusals, the browser port's refusals of what it does not speak): each method's series of each is
+created at zero."""
 
 JUDGED = ("accepted", "refused", "duplicate", "validated")
 """Results of a move the rules judged (a refusal is an OK answer, not an error)."""
@@ -54,11 +56,22 @@ FAILED = "failed"
 """A move message refused with another status (a wrong move index, a seat not the token's...);
 its reason label is the status code."""
 
-CALLS = Counter("bigtwo_rpc_calls_total", "RPCs handled, by method and status code", ["method", "code"])
+GRPC = "grpc"
+GRPC_WEB = "grpc_web"
+CONNECT = "connect"
+PROTOCOLS = (GRPC, GRPC_WEB, CONNECT)
+"""The ``protocol`` label of a call: gRPC (the gRPC port, or ``application/grpc`` on the browser
+port), gRPC-Web or Connect (the browser port)."""
+
+CALLS = Counter(
+    "bigtwo_rpc_calls_total",
+    "RPCs handled, by method, status code and protocol (grpc, grpc_web, connect)",
+    ["method", "code", "protocol"],
+)
 LATENCY = Histogram(
     "bigtwo_rpc_duration_seconds",
-    "Time handling an RPC, in seconds (a stream: its whole life)",
-    ["method"],
+    "Time handling an RPC, in seconds (a stream: its whole life), by method and protocol",
+    ["method", "protocol"],
     buckets=LATENCY_BUCKETS,
 )
 MOVES = Counter(
@@ -106,11 +119,9 @@ def initialise(
     presets: Iterable[str],
     bot_levels: Iterable[str],
 ) -> None:
-    """Create every series the alerts and the dashboard read, at zero, in this process."""
-    for method in methods:
-        LATENCY.labels(method)
-        for code in CODES:
-            CALLS.labels(method, code)
+    """Create every series the alerts and the dashboard read, at zero, in this process (the call
+    series of the gRPC protocol; :func:`initialise_protocols` adds the browser port's)."""
+    initialise_protocols(methods, (GRPC,))
     for method in move_methods:
         MOVE_LATENCY.labels(method)
     for result in (*JUDGED, MALFORMED):
@@ -126,6 +137,16 @@ def initialise(
         BOT_MOVES.labels("PlayBots", level)
     OPEN_STREAMS.set(0)
     SERVING.set(0)
+
+
+def initialise_protocols(methods: Iterable[str], protocols: Iterable[str]) -> None:
+    """Create each method's call series of each of ``protocols`` at zero (the browser port adds
+    gRPC-Web's and Connect's when it opens)."""
+    for protocol in protocols:
+        for method in methods:
+            LATENCY.labels(method, protocol)
+            for code in CODES:
+                CALLS.labels(method, code, protocol)
 
 
 class CacheFigures(Collector):

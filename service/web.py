@@ -33,7 +33,7 @@ from connectrpc.code import Code
 from connectrpc.errors import ConnectError, ErrorDetail
 from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
-from connectrpc.server import ConnectASGIApplication, Endpoint
+from connectrpc.server import Endpoint
 from google.protobuf import json_format
 from google.rpc import status_pb2
 from protobuf.wkt import Any as WireAny
@@ -51,6 +51,7 @@ from .limits import LIMITS, WEB_LIMITS, WebLimits
 from .replay_page import replay_page
 from .servicer import SERVICE_NAME, UNARY, Hosting
 from .telemetry import CALLS
+from .web_refusals import VIA, ErrorModelApplication, TableOrRefusal, handler_started, protocol_of, refusal_of
 
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 CONNECT_CODES: Mapping[grpc.StatusCode, Code] = {
@@ -153,13 +154,16 @@ class WebCallContext:
     metadata, deadline, liveness, and the two ways a call ends with a status (``abort`` for a
     unary call, ``set_code``/``set_details``/``set_trailing_metadata`` for a stream)."""
 
-    __slots__ = ("_context", "code", "details", "gone", "trailing_metadata", "via")
+    __slots__ = ("_context", "code", "details", "gone", "protocol", "trailing_metadata", "via")
 
     def __init__(self, context: RequestContext[Any, Any]) -> None:
+        handler_started()  # this call's scope counts it, not the runtime's refusals (web_refusals.py)
         self._context = context
-        content_type = context.request_headers.get("content-type", "")
-        self.via = "grpc-web" if content_type.startswith("application/grpc-web") else "connect"
-        """The browser protocol the call came by, for its log line (``via``)."""
+        self.protocol = protocol_of(context.request_headers.get("content-type", ""))
+        """The protocol the call came by: its metrics' ``protocol`` label (``connect``, ``grpc_web``,
+        or ``grpc`` for ``application/grpc`` over HTTP/2)."""
+        self.via = VIA[self.protocol]
+        """The same, for its log line (``via``)."""
         self.code = grpc.StatusCode.OK
         self.details = ""
         self.trailing_metadata: Sequence[tuple[str, str | bytes]] = ()
@@ -187,10 +191,10 @@ class WebCallContext:
             async for request in requests:
                 yield request
         except ConnectError as error:
-            if error.code is Code.RESOURCE_EXHAUSTED:  # a message over --max-message-bytes
-                raise ResourceExhausted(error.message, reason="MESSAGE_TOO_LARGE") from None
             if error.code is not Code.CANCELED:
-                raise
+                # The runtime's refusal of a message (over --max-message-bytes, a bad envelope, a
+                # compressed flag it cannot read) is the error model's, not a bug's INTERNAL.
+                raise refusal_of(error) from None
             self.gone = True
 
     async def abort(self, code: grpc.StatusCode, details: str, trailing_metadata: Any = ()) -> None:
@@ -248,12 +252,12 @@ class WebGate:
         self.max_calls = max_calls
         self.in_flight = 0
 
-    def check(self, method: str) -> None:
+    def check(self, method: str, protocol: str) -> None:
         if self.draining:
-            CALLS.labels(method, "UNAVAILABLE").inc()
+            CALLS.labels(method, "UNAVAILABLE", protocol).inc()
             raise ConnectError(Code.UNAVAILABLE, self.message)
         if self.max_calls is not None and self.in_flight >= self.max_calls:
-            CALLS.labels(method, "RESOURCE_EXHAUSTED").inc()
+            CALLS.labels(method, "RESOURCE_EXHAUSTED", protocol).inc()
             status, code = to_rpc_status(
                 ResourceExhausted(
                     f"this server is answering its limit of {self.max_calls} calls at once; try again "
@@ -265,9 +269,9 @@ class WebGate:
             raise connect_error(code, status.details, status.trailing_metadata)
 
     @contextlib.contextmanager
-    def admitted(self, method: str) -> Iterator[None]:
+    def admitted(self, method: str, protocol: str) -> Iterator[None]:
         """Run one call if :meth:`check` lets it start, counted in flight until it ends."""
-        self.check(method)
+        self.check(method, protocol)
         self.in_flight += 1
         try:
             yield
@@ -291,8 +295,9 @@ def _unary(
     name: str, handler: Callable[..., Any], response_cls: Any, gate: WebGate
 ) -> Callable[[Any, RequestContext[Any, Any]], Any]:
     async def call(request: Any, context: RequestContext[Any, Any]) -> Any:
-        with gate.admitted(name):
-            answer = await handler(request, WebCallContext(context))
+        web_context = WebCallContext(context)
+        with gate.admitted(name, web_context.protocol):
+            answer = await handler(request, web_context)
         return SerializedAnswer(answer, response_cls) if answer.__class__ is bytes else answer
 
     return call
@@ -302,8 +307,8 @@ def _stream(
     handler: Callable[..., AsyncIterator[Any]], gate: WebGate
 ) -> Callable[[AsyncIterator[Any], RequestContext[Any, Any]], AsyncIterator[Any]]:
     async def call(requests: AsyncIterator[Any], context: RequestContext[Any, Any]) -> AsyncIterator[Any]:
-        with gate.admitted(STREAM):
-            web_context = WebCallContext(context)
+        web_context = WebCallContext(context)
+        with gate.admitted(STREAM, web_context.protocol):
             async for answer in handler(web_context.requests_until_gone(requests), web_context):
                 yield SerializedAnswer(answer, api.PlayStreamResponse) if answer.__class__ is bytes else answer
             web_context.raise_status()
@@ -311,7 +316,7 @@ def _stream(
     return call
 
 
-class _ApiApplication(ConnectASGIApplication[Hosting]):
+class _ApiApplication(ErrorModelApplication):
     @property
     def path(self) -> str:
         return f"/{SERVICE_NAME}"
@@ -363,7 +368,7 @@ def application(hosting: Hosting, gate: WebGate, config: WebConfig) -> Starlette
     routes = [
         Mount(f"/{SERVICE_NAME}", app=api_app),
         Route("/replay", _replay_route(hosting), methods=["GET"]),
-        Mount("/", app=table),
+        Mount("/", app=TableOrRefusal(table, api_app)),
     ]
     return Starlette(routes=routes, middleware=middleware)
 

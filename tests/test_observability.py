@@ -321,9 +321,11 @@ def test_moves_counted_as_judged_and_health_not_serving_from_the_drain(mode: str
     try:
         fresh = scrape(server.metrics_port)
         # Every series an alert or a panel reads exists at zero before any call.
+        # Each protocol's series (grpc; grpc_web and connect as the browser port is on) exists too.
         for method in ("ApplyMove", "PlayStream", "Deal"):
-            for code in ("OK", "INTERNAL", "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "UNAVAILABLE"):
-                assert value(fresh, "bigtwo_rpc_calls_total", method=method, code=code) == 0
+            for code in ("OK", "INTERNAL", "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "UNAVAILABLE", "UNIMPLEMENTED"):
+                for protocol in ("grpc", "grpc_web", "connect"):
+                    assert value(fresh, "bigtwo_rpc_calls_total", method=method, code=code, protocol=protocol) == 0
         for result in ("accepted", "refused", "malformed"):
             assert value(fresh, "bigtwo_moves_total", result=result, reason="") == 0
         assert value(fresh, "bigtwo_moves_total", result="refused", reason="cannot-pass-leading") == 0
@@ -349,8 +351,9 @@ def test_moves_counted_as_judged_and_health_not_serving_from_the_drain(mode: str
         assert value(during, "bigtwo_moves_total", result="malformed", reason="") == 1
         assert value(during, "bigtwo_move_duration_seconds_count", method="PlayStream") == 4
         assert value(during, "bigtwo_deals_started_total", preset="classic") == 2
-        assert value(during, "bigtwo_rpc_calls_total", method="PlayStream", code="INVALID_ARGUMENT") == 1
-        assert value(during, "bigtwo_rpc_calls_total", method="PlayStream", code="OK") == 0, "still open"
+        stream_calls = {"method": "PlayStream", "protocol": "grpc"}
+        assert value(during, "bigtwo_rpc_calls_total", code="INVALID_ARGUMENT", **stream_calls) == 1
+        assert value(during, "bigtwo_rpc_calls_total", code="OK", **stream_calls) == 0, "still open"
         assert value(during, "bigtwo_open_streams") == 1
         queued = "bigtwo_queue_seconds_count" if mode == "sync" else "bigtwo_event_loop_lag_seconds_count"
         assert value(during, queued) > 0
@@ -382,7 +385,9 @@ def test_moves_counted_as_judged_and_health_not_serving_from_the_drain(mode: str
         assert web_refused.value.code == 503 and b'"unavailable"' in web_refused.value.read()
         draining = scrape(server.metrics_port)
         assert value(draining, "bigtwo_serving") == 0
-        assert value(draining, "bigtwo_rpc_calls_total", method="ListPresets", code="UNAVAILABLE") == 2
+        for protocol in ("grpc", "connect"):  # one refusal on each port, each counted by its protocol
+            labels = {"method": "ListPresets", "code": "UNAVAILABLE", "protocol": protocol}
+            assert value(draining, "bigtwo_rpc_calls_total", **labels) == 1, protocol
         play_moves(requests, answers, deal, 1)  # the open stream goes on
         requests.put(None)
         assert list(answers) == []
@@ -425,7 +430,7 @@ def test_workers_export_each_process_cpu_and_memory(tmp_path: Path) -> None:
         assert processes == {"main", "worker-1", "worker-2"}
         assert total(samples, "process_resident_memory_bytes", process="worker-1") > 0
         assert value(samples, "bigtwo_serving") == 2
-        assert value(samples, "bigtwo_rpc_calls_total", method="ApplyMove", code="INTERNAL") == 0
+        assert total(samples, "bigtwo_rpc_calls_total", method="ApplyMove", code="INTERNAL") == 0
     finally:
         server.stop()
 

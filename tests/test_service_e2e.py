@@ -226,7 +226,7 @@ def test_health_reflection_and_metrics(servers: tuple[ServerProcess, ServerProce
         )
     )
     text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10).read().decode()
-    assert 'bigtwo_rpc_calls_total{code="OK",method="Deal"}' in text
+    assert 'bigtwo_rpc_calls_total{code="OK",method="Deal",protocol="grpc"}' in text
     assert "bigtwo_rpc_duration_seconds_bucket" in text
     assert 'bigtwo_moves_total{reason="' in text
     assert 'bigtwo_deals_started_total{preset="classic"}' in text
@@ -337,7 +337,7 @@ def test_workers_share_the_port_and_metrics(tmp_path: Path) -> None:
                 (
                     x
                     for x in text.splitlines()
-                    if x.startswith('bigtwo_rpc_calls_total{code="OK",method="ListPresets"}')
+                    if x.startswith('bigtwo_rpc_calls_total{code="OK",method="ListPresets",protocol="grpc"}')
                 ),
                 "",
             )
