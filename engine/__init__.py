@@ -10,7 +10,20 @@ Start here::
     events = deal.do(Move.play(deal.to_act, "3D"))
 """
 
-from .cards import ALL_CARDS, TWOS_MASK, Card, Rank, Suit, cards_of, mask_of, mask_text, parse_cards, parse_mask
+from .cards import (
+    ALL_CARDS,
+    TWOS_MASK,
+    Card,
+    Rank,
+    Suit,
+    cards_of,
+    mask_of,
+    mask_pretty,
+    mask_text,
+    parse_cards,
+    parse_mask,
+    seat_ref,
+)
 from .combos import Kind, Play, check_beats, classify, classify_mask, play_name
 from .deal import Deal, DealContext, DealState, Move
 from .dealing import DealCode, DealtCards, deal_from_code, explicit_deal, shuffled_deck
@@ -122,6 +135,7 @@ __all__ = [
     "forced_single",
     "hint_cycle",
     "mask_of",
+    "mask_pretty",
     "mask_text",
     "name_cards",
     "next_hint",
@@ -132,6 +146,7 @@ __all__ = [
     "preset",
     "readout",
     "redact",
+    "seat_ref",
     "settle",
     "settle_hands",
     "settle_with_winner",

@@ -74,6 +74,8 @@ class Suit(IntEnum):
 
 
 RANK_SYMBOLS = ("3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K", "A", "2")
+RANK_FACES = ("3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2")
+"""A rank as people read it, on the card's face: ``10``, where the canonical text says ``T``."""
 _SUIT_FORMS = (("D", "d", "♦", "♢"), ("C", "c", "♣", "♧"), ("H", "h", "♥", "♡"), ("S", "s", "♠", "♤"))
 _SUIT_CHARS = frozenset(ch for forms in _SUIT_FORMS for ch in forms)
 
@@ -107,13 +109,13 @@ class Card:
 
     @property
     def pretty(self) -> str:
-        """The form for people: ``3♦``."""
-        return self.rank.symbol + self.suit.symbol
+        """The form for people, as the card's face shows it: ``3♦``, ``10♦``."""
+        return RANK_FACES[self.rank] + self.suit.symbol
 
     @property
     def suit_first(self) -> str:
-        """WEB's wording puts the suit first: ``♦3``."""
-        return self.suit.symbol + self.rank.symbol
+        """WEB's wording puts the suit first: ``♦3``, ``♦10``."""
+        return self.suit.symbol + RANK_FACES[self.rank]
 
     @classmethod
     def from_index(cls, index: int) -> Card:
@@ -236,10 +238,38 @@ def mask_text(mask: int) -> str:
     return " ".join(parts)
 
 
+def mask_pretty(mask: int) -> str:
+    """The cards for people, as every screen shows them: ``10♦ 10♣`` (:attr:`Card.pretty`), in
+    :func:`mask_text`'s order."""
+    parts = []
+    chunk = 0
+    while mask:
+        byte = mask & 0xFF
+        if byte:
+            parts.append(_BYTE_PRETTY[chunk][byte])
+        mask >>= 8
+        chunk += 1
+    return " ".join(parts)
+
+
+def seat_ref(seat: int) -> str:
+    """How people number seats, on every screen, page and sentence: ``p1`` for engine seat 0
+    (the API and the engine stay 0-based)."""
+    return f"p{seat + 1}"
+
+
 def count(mask: int) -> int:
     return mask.bit_count()
 
 
+_CARD_PRETTY: tuple[str, ...] = tuple(card.pretty for card in ALL_CARDS)
+_BYTE_PRETTY: tuple[tuple[str, ...], ...] = tuple(
+    tuple(
+        " ".join(_CARD_PRETTY[8 * chunk + bit] for bit in range(8) if byte >> bit & 1 and 8 * chunk + bit < 52)
+        for byte in range(256)
+    )
+    for chunk in range(7)
+)
 _BYTE_TEXT: tuple[tuple[str, ...], ...] = tuple(
     tuple(
         " ".join(_CARD_TEXT[8 * chunk + bit] for bit in range(8) if byte >> bit & 1 and 8 * chunk + bit < 52)

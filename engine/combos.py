@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .cards import RANK_SYMBOLS, SUIT_MASKS, Card, Rank, Suit, cards_of, iter_indices
+from .cards import RANK_FACES, SUIT_MASKS, Card, Rank, Suit, cards_of, iter_indices
 from .errors import (
     DoesNotBeatError,
     NoFlushError,
@@ -237,7 +237,7 @@ def play_name(play: Play, tables: RuleTables) -> str:
     if kind is Kind.SINGLE:
         return f"Single {Card.from_index(play.mask.bit_length() - 1).pretty}"
     top_index = max(iter_indices(play.mask), key=lambda i: strength[i])
-    top_rank = RANK_SYMBOLS[top_index >> 2]
+    top_rank = RANK_FACES[top_index >> 2]
     if kind is Kind.PAIR:
         return f"Pair {top_rank}"
     if kind is Kind.TRIPLE:
@@ -250,8 +250,8 @@ def play_name(play: Play, tables: RuleTables) -> str:
     if kind is Kind.FLUSH:
         suit = Suit((play.mask.bit_length() - 1) & 3)
         high = max(iter_indices(play.mask), key=lambda i: i >> 2) >> 2
-        return f"Flush {suit.symbol} {RANK_SYMBOLS[high]}-high"
-    main_rank = RANK_SYMBOLS[within]
+        return f"Flush {suit.symbol} {RANK_FACES[high]}-high"
+    main_rank = RANK_FACES[within]
     if kind is Kind.FULL_HOUSE:
         return f"Full house {main_rank}"
     return f"Four of a kind {main_rank}"

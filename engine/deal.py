@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .cache import BoundedCache
-from .cards import RANK_MASKS, TWOS_MASK, Card, cards_of, parse_cards
+from .cards import RANK_MASKS, TWOS_MASK, Card, cards_of, parse_cards, seat_ref
 from .combos import Kind, Play, check_beats, classify_mask, play_name
 from .dealing import DealtCards
 from .errors import (
@@ -395,9 +395,9 @@ class Deal:
 
     def _check_turn(self, seat: int, is_pass: bool) -> None:
         if self.winner >= 0:
-            raise GameOverError(f"The deal is over: seat {self.winner} went out")
+            raise GameOverError(f"The deal is over: {seat_ref(self.winner)} went out")
         if seat != self.to_act:
-            raise NotYourTurnError(f"It is seat {self.to_act}'s turn, not seat {seat}'s")
+            raise NotYourTurnError(f"It is {seat_ref(self.to_act)}'s turn, not {seat_ref(seat)}'s")
         if is_pass and self.table is None:
             raise CannotPassLeadingError("You lead: play any hand")
 

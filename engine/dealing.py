@@ -22,7 +22,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .cards import Card, cards_of, mask_text, parse_mask
+from .cards import Card, cards_of, mask_text, parse_mask, seat_ref
 from .errors import DealCodeError, DealError, Refusal
 from .rules import Ruleset, TwoPlayerStart
 from .tables import tables_for
@@ -195,14 +195,14 @@ def explicit_deal(hands: Sequence[str | int], ruleset: Ruleset) -> DealtCards:
         try:
             mask = parse_mask(hand) if isinstance(hand, str) else hand
         except Refusal as exc:
-            raise DealError(f"seat {seat}'s hand: {exc}") from None
+            raise DealError(f"{seat_ref(seat)}'s hand: {exc}") from None
         if mask & seen:
             shared = mask_text(mask & seen)
-            raise DealError(f"seat {seat}'s hand repeats cards already dealt to another seat: {shared}")
+            raise DealError(f"{seat_ref(seat)}'s hand repeats cards already dealt to another seat: {shared}")
         if mask == 0:
-            raise DealError(f"seat {seat}'s hand is empty")
+            raise DealError(f"{seat_ref(seat)}'s hand is empty")
         if mask.bit_count() > 18:
-            raise DealError(f"seat {seat}'s hand has {mask.bit_count()} cards; at most 18 can be dealt")
+            raise DealError(f"{seat_ref(seat)}'s hand has {mask.bit_count()} cards; at most 18 can be dealt")
         seen |= mask
         masks.append(mask)
     return DealtCards(tuple(masks))

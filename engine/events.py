@@ -1,5 +1,8 @@
 """Event records: everything that happens in a deal, as frozen values.
 
+Each event's :meth:`describe` is its sentence for people (the service's ``Event.description``, the
+browser table's move log, the replay page): seats ``p1``..``pN``, cards as ``10♦``.
+
 A deal's state is the fold of its events (:meth:`bigtwo.engine.deal.Deal.apply`); replaying the
 same events rebuilds the same state. Events that reveal hands (``DealStarted``, ``DragonRevealed``)
 are filtered per seat by :mod:`bigtwo.engine.observation`.
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .cards import mask_text
+from .cards import mask_pretty, seat_ref
 from .combos import Kind
 from .scoring import DealSettlement
 
@@ -28,7 +31,7 @@ class DealStarted(NamedTuple):
     face_up_seat: int = -1
 
     def describe(self) -> str:
-        return f"deal {self.deal_number} starts; seat {self.leader} leads"
+        return f"deal {self.deal_number} starts; {seat_ref(self.leader)} leads"
 
 
 class CardsPlayed(NamedTuple):
@@ -39,7 +42,7 @@ class CardsPlayed(NamedTuple):
     move_index: int
 
     def describe(self) -> str:
-        return f"seat {self.seat} plays {mask_text(self.mask)}"
+        return f"{seat_ref(self.seat)} plays {mask_pretty(self.mask)}"
 
 
 class Passed(NamedTuple):
@@ -49,7 +52,7 @@ class Passed(NamedTuple):
     """True for auto-pass: the engine passed because nothing unplayed can beat the table."""
 
     def describe(self) -> str:
-        return f"seat {self.seat} passes" + (" (automatic)" if self.automatic else "")
+        return f"{seat_ref(self.seat)} passes" + (" (automatic)" if self.automatic else "")
 
 
 class TrickEnded(NamedTuple):
@@ -57,7 +60,7 @@ class TrickEnded(NamedTuple):
     """The seat that played last; it leads the next trick."""
 
     def describe(self) -> str:
-        return f"trick to seat {self.winner}"
+        return f"trick to {seat_ref(self.winner)}"
 
 
 class LastCard(NamedTuple):
@@ -66,7 +69,7 @@ class LastCard(NamedTuple):
     seat: int
 
     def describe(self) -> str:
-        return f"seat {self.seat}: last card"
+        return f"{seat_ref(self.seat)}: last card"
 
 
 class DragonRevealed(NamedTuple):
@@ -76,7 +79,7 @@ class DragonRevealed(NamedTuple):
     hand: int
 
     def describe(self) -> str:
-        return f"seat {self.seat} shows a dragon"
+        return f"{seat_ref(self.seat)} shows a dragon ({mask_pretty(self.hand)})"
 
 
 class DealEnded(NamedTuple):
@@ -104,7 +107,9 @@ class DealEnded(NamedTuple):
         return self.settlement.scores
 
     def describe(self) -> str:
-        return f"seat {self.winner} wins the deal; scores {list(self.scores)}"
+        scores = ", ".join(f"{seat_ref(seat)} {score}" for seat, score in enumerate(self.scores))
+        how = " with a dragon" if self.by_dragon else ""
+        return f"{seat_ref(self.winner)} wins the deal{how}; scores {scores}"
 
 
 Event = DealStarted | CardsPlayed | Passed | TrickEnded | LastCard | DragonRevealed | DealEnded

@@ -389,16 +389,19 @@ PRESETS["hong-kong-strict"] = replace(
 PRESET_NAMES: tuple[str, ...] = ("classic", "web", "hong-kong", "hong-kong-strict", "taiwan", "pusoy-dos")
 
 PRESET_SUMMARIES: dict[str, str] = {
-    "classic": "FULL's defaults and BETA: DCHS, A2345 lowest straight, flushes by suit, "
-    "3♦ leads every deal, tiered penalties, 8 deals",
-    "web": "WEB's defaults: DCHS, 2s-high straights, flushes by suit, lowest card leads, "
-    "tiered zero-sum scores, open match",
-    "hong-kong": "HK as a new table plays it: 2s-high straights, flushes by rank, dragon, winner leads, "
-    "highest single before a last card, auto-pass, 8 deals",
-    "hong-kong-strict": "hong-kong with rule 4 on: no going out on a single 2",
-    "taiwan": "TW: CDHS (3♣ leads), Taiwan straights, no plain flush, no scoring, one deal; "
-    "2 players reshuffle until 3♣ is dealt",
-    "pusoy-dos": "FULL's Philippine variant: CSHD (diamonds highest, 3♣ leads), otherwise classic",
+    # One line for a player choosing a table (the browser's rules menu, ListPresets): the game's
+    # words, never the names of the sources RULES.md was written from.
+    "classic": "the common rules: suits ♦ < ♣ < ♥ < ♠, A-2-3-4-5 the lowest straight, flushes compare by suit, "
+    "3♦ leads every deal, penalty points for cards left, 8 deals",
+    "web": "as online rooms play it: suits ♦ < ♣ < ♥ < ♠, straights up to 2-high, flushes compare by suit, "
+    "the lowest card leads, zero-sum scores, play on as long as you like",
+    "hong-kong": "as Hong Kong tables play it: straights up to 2-high, flushes compare by rank, a dragon wins at "
+    "once, the winner leads the next deal, your highest single when the next player has one card left, "
+    "automatic passes, 8 deals",
+    "hong-kong-strict": "hong-kong, and no going out on a single 2",
+    "taiwan": "as Taiwan plays it: suits ♣ < ♦ < ♥ < ♠ (3♣ leads), Taiwan straights, no plain flush, "
+    "one deal with no scoring; 2 players reshuffle until 3♣ is dealt",
+    "pusoy-dos": "the Philippine game: suits ♣ < ♠ < ♥ < ♦ (diamonds highest, 3♣ leads), otherwise classic",
 }
 
 

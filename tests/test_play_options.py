@@ -186,14 +186,15 @@ def test_play_writes_distinct_names_into_its_file() -> None:
 
 
 def test_refusals_on_screen_name_seats_as_the_screen_does() -> None:
-    """The engine's sentences for a move out of turn or after the deal name the API's 0-based
-    seats; the terminal says them from the reason and the table, as p1..pN with their names."""
+    """The engine's sentences for a move out of turn or after the deal name seats p1..pN; the
+    terminal says them from the reason and the table, with the seats' names."""
     rules = preset("classic")
     deal = Deal.start(rules, deal_from_code(DealCode.parse(CODE), rules))
     other = (deal.to_act + 1) % rules.players
     with pytest.raises(Refusal) as out_of_turn:
         deal.do_text(other, "pass")
-    assert f"seat {deal.to_act}" in out_of_turn.value.message  # what the engine (and the service) says
+    assert f"It is p{deal.to_act + 1}'s turn" in out_of_turn.value.message  # what the engine (and the service) says
+    assert "seat" not in out_of_turn.value.message
     stream = io.StringIO()
     say = play_screen.Out("never", stream)
     labels = seat_labels(["good bot", "good bot", "You", "great bot"])

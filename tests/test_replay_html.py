@@ -86,6 +86,12 @@ def test_page_loads_without_errors_and_steps(chromium: Path, tmp_path: Path, pag
 
     assert early != late
     assert table(early) != table(late) or early.count('class="card"') != late.count('class="card"')
+    # A move's note says it once, in the page's words: "p2 plays 10♦", not "p2 TD — p2 plays TD".
+    for dom in (early, late):
+        note = re.search(r'id="note"[^>]*>(.*?)<', dom, re.S)
+        assert note is not None, dom[:2000]
+        assert note.group(1).count("—") <= ("refused" in note.group(1)), note.group(1)
+        assert not re.search(r"\b[2-9TJQKA][DCHS]\b", note.group(1)), note.group(1)
     assert re.search(r'id="where">Step 60 / \d+', late)
 
 

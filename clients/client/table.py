@@ -471,10 +471,10 @@ class Table:
 def refusal_in_seat_names(refusal: RefusalInfo, table: Any, who: Callable[[int], str] = seat_ref) -> str:
     """A refusal's sentence naming seats as every other message does (``who``: ``p1``..``pN``).
 
-    The engine's sentences for two reasons name seats as the API numbers them (``seat 1``, from
-    0). For those the sentence is made here from the reason and ``table`` (a :class:`TableView` or
-    the mirror's engine deal: whose turn it is, who went out); every other sentence names no seat
-    and is kept."""
+    The engine's sentences for two reasons name seats (``p2``; a service of an older release said
+    ``seat 1``, from 0). For those the sentence is made here from the reason and ``table`` (a
+    :class:`TableView` or the mirror's engine deal: whose turn it is, who went out), so ``who`` can
+    name the seats; every other sentence names no seat and is kept."""
     if refusal.reason is Reason.NOT_YOUR_TURN and table is not None and not table.over:
         return f"It is {who(table.to_act)}'s turn"
     if refusal.reason is Reason.GAME_OVER and table is not None and table.winner is not None:

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
 
-from .. import cards_of, mask_text
+from .. import Card, cards_of, mask_text
 from .audit import AuditVerdict
 from .format import GameLog
 from .names import how_to_win, seat_label
@@ -132,7 +133,7 @@ _JS = r"""
     });
     var note = el("note");
     note.className = st.refused ? "refused" : "";
-    note.textContent = (st.actor >= 0 ? st.text + " \u2014 " : "") + st.message;
+    note.textContent = st.refused ? st.text + " \u2014 refused: " + st.message : st.message;
     var body = el("totals-body"); clear(body);
     for (var t = 0; t < players; t++) {
       var row = document.createElement("tr");
@@ -199,6 +200,15 @@ _JS = r"""
 """
 
 
+_CARD_TEXT = re.compile(r"(?<![\w])([2-9TJQKA][DCHS])(?![\w])")
+
+
+def _faces(text: str) -> str:
+    """A step's text with its cards as their faces show them (``p2 10♦``, not ``p2 TD``): the page
+    shows moves in the words of the rest of the page and the service's sentences."""
+    return _CARD_TEXT.sub(lambda found: Card.parse(found[1]).pretty, text)
+
+
 def _page_data(log: GameLog, verdict: AuditVerdict) -> dict[str, Any]:
     steps = []
     for step in verdict.steps:
@@ -207,7 +217,7 @@ def _page_data(log: GameLog, verdict: AuditVerdict) -> dict[str, Any]:
                 "deal": step.deal_number,
                 "trick": step.trick,
                 "actor": step.actor,
-                "text": step.text,
+                "text": _faces(step.text),
                 "message": step.message,
                 "refused": step.refused,
                 "hands": [mask_text(hand).split() for hand in step.hands],
@@ -215,7 +225,7 @@ def _page_data(log: GameLog, verdict: AuditVerdict) -> dict[str, Any]:
                 "table_name": step.table_name,
                 "table_seat": step.table_seat,
                 "to_act": step.to_act,
-                "trick_moves": [[seat, move] for seat, move in step.trick_moves],
+                "trick_moves": [[seat, _faces(move)] for seat, move in step.trick_moves],
                 "over": step.deal_over,
                 "winner": step.winner,
                 "deal_scores": list(step.deal_scores),

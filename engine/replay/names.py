@@ -15,14 +15,10 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .. import Ruleset
+from ..cards import seat_ref
 from ..rules import Penalty, Settlement
 
 _SUFFIX = re.compile(r"\s*\(p(\d+)\)$")
-
-
-def seat_ref(seat: int) -> str:
-    """``p1`` for engine seat 0."""
-    return f"p{seat + 1}"
 
 
 def distinct_names(names: Sequence[str]) -> tuple[str, ...]:

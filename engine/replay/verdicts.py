@@ -8,9 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .. import CardsPlayed, DealStarted, DragonRevealed, Event, LastCard, Passed, TrickEnded, mask_text
+from .. import Event
 from .model import ReplayFormatError
-from .names import seat_ref as _seat
 
 
 class VerdictKind(StrEnum):
@@ -127,20 +126,8 @@ class AuditVerdict:
 
 
 def describe_event(event: Event) -> str:
-    """An event in words, seats named p1..pN as in the replay file."""
-    if isinstance(event, DealStarted):
-        return f"deal {event.deal_number}: {_seat(event.leader)} leads"
-    if isinstance(event, CardsPlayed):
-        return f"{_seat(event.seat)} plays {mask_text(event.mask)}"
-    if isinstance(event, Passed):
-        return f"{_seat(event.seat)} passes" + (" (auto)" if event.automatic else "")
-    if isinstance(event, TrickEnded):
-        return f"trick to {_seat(event.winner)}"
-    if isinstance(event, LastCard):
-        return f"{_seat(event.seat)}: last card!"
-    if isinstance(event, DragonRevealed):
-        return f"{_seat(event.seat)} shows a dragon ({mask_text(event.hand)})"
-    return f"{_seat(event.winner)} wins the deal" + (" with a dragon" if event.by_dragon else "")
+    """An event in words, seats named p1..pN as in the replay file: the event's own sentence."""
+    return event.describe()
 
 
 def format_error_verdict(error: ReplayFormatError) -> AuditVerdict:

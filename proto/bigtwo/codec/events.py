@@ -30,7 +30,7 @@ from bigtwo.engine import (
 )
 from bigtwo.v1 import types_pb2 as pb
 
-from .cards import card_index, card_name, card_set, cards_text
+from .cards import card_index, card_name, card_set
 from .plays import RulesetMessages, messages_for
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def event_to_pb(event: Event, ruleset: Ruleset, view_seat: int | None) -> pb.Eve
 def fill_event(out: pb.Event, event: Event, messages: RulesetMessages, view_seat: int | None) -> None:
     """Write ``event`` into ``out`` in place (a nested message built and then copied costs twice)."""
     if isinstance(event, CardsPlayed):
-        out.description = f"seat {event.seat} plays {cards_text(event.mask)}"
+        out.description = event.describe()
         played = out.cards_played
         played.seat = event.seat
         played.move_index = event.move_index

@@ -702,7 +702,7 @@ export type Event = Message<"bigtwo.v1.Event"> & {
   } | { case: undefined; value?: undefined };
 
   /**
-   * The event in words, e.g. "seat 1 plays 3D".
+   * The event in words for a person (seats p1..pN, cards as their faces show them), e.g. "p2 plays 10♦ 10♣".
    *
    * @generated from field: string description = 8;
    */
