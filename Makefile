@@ -66,6 +66,7 @@ bench: venv
 	$(BIGTWO) bench engine --json
 	$(BIGTWO) bench service --json --seconds 4 --repeats 5
 	$(PY) -m bigtwo.tools.replay_bench --deals 10000 --jobs 2
+	$(PY) -m bigtwo.tools.cost_bench
 	$(PY) -m bigtwo.tools.stall_bench
 	$(PY) -m bigtwo.tools.web_bench --json --seconds 2 --rounds 3
 	$(PY) -m bigtwo.tools.audit_dask_bench --deals 100000

@@ -202,7 +202,7 @@ class Core(GameLoader, MoveJudge):
             position = request.position
             rules = cv.ruleset_from(position.ruleset, "position.ruleset")
             tables = tables_for(rules)
-            hand = self._hand(position.hand, "position.hand")
+            hand = self.hand_of(position.hand, "position.hand")
             if position.table.strip():
                 table = table_play(position.table, "position.table", tables)
                 encoded = plays_of_size(hand, table.size, tables, table.key)
@@ -267,7 +267,7 @@ class Core(GameLoader, MoveJudge):
         """The bot seats' turns, as BotMove chooses them and ApplyMove applies them, until a seat
         that is not a bot is to act, the deal ends or ``limits.play_bots_moves`` moves were made."""
         game = self.load(request.game, "game", info)
-        bots = self._playable_bots(request, game)
+        bots = self.playable_bots(request, game)
         deal = game.deal
         view_seat = game.viewer if game.viewer >= 0 else None
         out = api.PlayBotsResponse()
@@ -296,7 +296,7 @@ class Core(GameLoader, MoveJudge):
         return out
 
     @staticmethod
-    def _playable_bots(request: api.PlayBotsRequest, game: Game) -> dict[int, tuple[str, int]]:
+    def playable_bots(request: api.PlayBotsRequest, game: Game) -> dict[int, tuple[str, int]]:
         """The seats PlayBots may play, each with its level and seed: a seat token's bot seats (those
         ``bots`` leaves out at :data:`DEFAULT_BOT`), or for the host's token the seats ``bots`` lists."""
         players = game.ruleset.players
@@ -327,7 +327,7 @@ class Core(GameLoader, MoveJudge):
 
     def split_hand(self, request: api.SplitHandRequest, info: CallInfo) -> api.SplitHandResponse:
         rules = cv.ruleset_from(request.ruleset, "ruleset")
-        hand = self._hand(request.hand, "hand")
+        hand = self.hand_of(request.hand, "hand")
         return api.SplitHandResponse(plays=[cv.play_to_pb(play, rules) for play in fewest_plays(hand, rules)])
 
     def name_cards(self, request: api.NameCardsRequest, info: CallInfo) -> api.NameCardsResponse:

@@ -184,6 +184,10 @@ class CallInfo:
     """The bot level that chose a move (BotMove, TimeoutMove with bot_level)."""
     bot_levels: list[str] = field(default_factory=list)
     """The level of each move a bot made (PlayBots: one entry a move, counted like BotMove's)."""
+    loaded: tuple[object, Game] | None = field(default=None, repr=False, compare=False)
+    """A game loaded before the handler ran (to place the call by its cost, :mod:`bigtwo.service.costs`),
+    with the message it was loaded from: the handler's load of that message takes it instead of
+    loading again. Never set in a worker process, so never sent back from one."""
 
 
 class MoveResult(NamedTuple):

@@ -115,6 +115,10 @@ class GameLoader:
                 raise bad_field(f"{path}[{index}]", f"at most {limits.card_text} characters")
 
     def load(self, message: pb.Game, path: str, info: CallInfo) -> Game:
+        loaded = info.loaded
+        if loaded is not None and loaded[0] is message:  # loaded already, to place the call
+            info.loaded = None
+            return loaded[1]
         which = message.WhichOneof("game")
         if which == "state_token":
             snap = self.codec.decode(message.state_token, f"{path}.state_token")
@@ -179,7 +183,7 @@ class GameLoader:
         if not request.HasField(name):  # type: ignore[attr-defined]
             raise bad_field(name, "required")
 
-    def _hand(self, text: str, path: str) -> int:
+    def hand_of(self, text: str, path: str) -> int:
         """A hand given as input: its cards, at most as many as any seat is dealt."""
         hand = cv.mask_from(text, path)
         most = self.limits.hand_cards

@@ -8,9 +8,10 @@ over only every few milliseconds. A worker process computes beside the loop inst
 core. ``python -m bigtwo.tools.stall_bench`` measures the streams beside each heavy call (and
 ``--serve-args "--heavy-kind thread"`` the threads).
 
-What runs where: :func:`is_heavy` names the calls whose worst case is many milliseconds; every
-other call is answered on the loop as before. A heavy call is admitted when fewer than
-``workers + waiting`` heavy calls are in flight in this process, else it is refused at once with
+What runs where: :func:`bigtwo.service.costs.place` bounds each call's cost before its work (the
+hand's plays, the bot level, the audit's size...); a call whose bound is over the loop's budget
+runs here, every other call on the loop. A call sent here is admitted when fewer than
+``workers + waiting`` of them are in flight in this process, else it is refused at once with
 RESOURCE_EXHAUSTED (ErrorInfo ``HEAVY_CALLS_BUSY``): waiting in an unbounded queue would only
 turn overload into deadlines missed later. The worker runs the same handler of
 :class:`~bigtwo.service.core.Core` on the same request and returns the serialized answer (or the
@@ -47,16 +48,6 @@ from .limits import LIMITS
 
 KINDS = ("process", "thread")
 
-HEAVY_METHODS = frozenset(
-    {"AuditLog", "BotMove", "LegalMoves", "NextHint", "PlayBots", "SettleMatch", "SplitHand", "TimeoutMove"}
-)
-"""Calls whose worst case within the request limits costs many milliseconds of CPU: a bot's decision
-(the great policy splits a 17-card hand, the pro one searches; PlayBots makes several in a row), an
-audit of a whole match, every play of an 18-card hand (listed, or cycled through by NextHint), the
-fewest-plays split of one, a match of a thousand deals settled. The other calls cost at most a few
-milliseconds (a log of a whole deal replayed) and stay on the event loop, where they cost no
-hand-over."""
-
 DEFAULT_WAITING = 16
 """Heavy calls that may wait for a worker, per server process, beyond those computing: more are
 refused at once. Every heavy call is bounded by the request limits, so the last one waiting
@@ -67,24 +58,12 @@ DEADLINE_MARGIN = 0.8
 being rolled out when the clock is read, and the answer's way back."""
 
 
-def is_heavy(method: str, request: Any) -> bool:
-    """Whether ``request`` of ``method`` runs off the event loop (TimeoutMove only with a bot: the
-    plain timeout rule is a table lookup)."""
-    if method not in HEAVY_METHODS:
-        return False
-    if method == "TimeoutMove":
-        return bool(request.bot_level)
-    return True
-
-
 def default_workers(server_processes: int = 1) -> int:
-    """Worker processes per server process: half the CPUs this process may use, shared among the
-    server processes (``--workers``), at least one. The other half is left to the event loops."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 2
-    return max(1, cpus // (2 * max(1, server_processes)))
+    """Worker processes per server process, sized from the container's CPUs and memory (its
+    cgroup's limits, else the affinity mask): :func:`bigtwo.service.container.size`."""
+    from .container import read_budget, size
+
+    return size(read_budget(), server_processes).heavy_workers
 
 
 class DeadlinePassed(ServiceError):
@@ -339,13 +318,11 @@ class Offload:
 
 __all__ = [
     "DEFAULT_WAITING",
-    "HEAVY_METHODS",
     "KINDS",
     "DeadlinePassed",
     "Done",
     "Failed",
     "Offload",
     "default_workers",
-    "is_heavy",
     "worker_lost",
 ]

@@ -36,14 +36,13 @@ from .callscope import (
     undecodable,
 )
 from .core import CallInfo, Core
+from .costs import BOUNDED, Where, place
 from .offload import (
     DEFAULT_WAITING,
-    HEAVY_METHODS,
     DeadlinePassed,
     Done,
     Offload,
     default_workers,
-    is_heavy,
     worker_lost,
 )
 from .streams import BATCH_TURNS, StreamSession, TurnBatch
@@ -70,10 +69,11 @@ UNARY: dict[str, tuple[Any, Any, str]] = {
     "PlayBots": (api.PlayBotsRequest, api.PlayBotsResponse, "play_bots"),
     "AuditLog": (api.AuditLogRequest, api.AuditLogResponse, "audit_log"),
 }
-SLOW = HEAVY_METHODS
+SLOW = frozenset(BOUNDED)
 """Calls that may take many milliseconds (a bot's search, a whole match re-run, every play of a
-large hand): they run off the event loop, on :class:`~bigtwo.service.offload.Offload`'s workers,
-so the loop keeps answering the other calls and streams meanwhile (:func:`.offload.is_heavy`)."""
+large hand): each is placed by its cost bound (:func:`.costs.place`), and one whose bound is over
+the loop's budget runs off the event loop, on :class:`~bigtwo.service.offload.Offload`'s workers,
+so the loop keeps answering the other calls and streams meanwhile."""
 
 AUTH_TOKEN_RULE = (
     "a bearer token is at least 16 visible ASCII characters without spaces "
@@ -139,6 +139,16 @@ class Hosting:
         """PlayStream calls open in this process (the drain waits for them)."""
         return self.streams.count
 
+    def _placed_in_pool(self, scope: CallScope, request: Any) -> bool:
+        """Whether the call goes to the pool (its cost bound over the loop's budget); a call kept on
+        the loop is handed the game loaded to place it."""
+        placement = place(scope.method, request, self.core, scope.info)
+        if placement.where is Where.POOL:
+            return True
+        if placement.game is not None:
+            scope.info.loaded = (request.game, placement.game)
+        return False
+
     def _offload(self, method: str, request: Any, request_id: str, deadline: float | None) -> futures.Future[Done]:
         """Start a heavy call on :attr:`heavy` (RESOURCE_EXHAUSTED when too many are in flight)."""
         return self.heavy.submit(UNARY[method][2], request, request_id, deadline)
@@ -146,7 +156,7 @@ class Hosting:
     # -- sync ------------------------------------------------------------------------------------
 
     def _sync_unary(self, method: str, fn: Callable[[Any, CallInfo], Any], message_name: str) -> Callable[..., Any]:
-        heavy = method in HEAVY_METHODS
+        bounded = method in BOUNDED
 
         def handler(request: Any, context: grpc.ServicerContext) -> Any:
             scope = CallScope(self, method, context)
@@ -154,7 +164,7 @@ class Hosting:
                 scope.begin()
                 if isinstance(request, Undecodable):
                     raise undecodable(request, message_name)
-                if heavy and is_heavy(method, request):
+                if bounded and self._placed_in_pool(scope, request):
                     return self._heavy_sync(scope, request)
                 return fn(request, scope.info)
             except Exception as exc:
@@ -221,7 +231,7 @@ class Hosting:
     # -- aio -------------------------------------------------------------------------------------
 
     def _aio_unary(self, method: str, fn: Callable[[Any, CallInfo], Any], message_name: str) -> Callable[..., Any]:
-        heavy = method in HEAVY_METHODS
+        bounded = method in BOUNDED
 
         async def handler(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             scope = CallScope(self, method, context)
@@ -229,7 +239,7 @@ class Hosting:
                 scope.begin()
                 if isinstance(request, Undecodable):
                     raise undecodable(request, message_name)
-                if heavy and is_heavy(method, request):
+                if bounded and self._placed_in_pool(scope, request):
                     # Cancelled (the client gave up, or its deadline passed): the wrapped future is
                     # cancelled too, so a call still waiting for a worker never starts.
                     future = self._offload(method, request, scope.request_id, deadline_of(context))

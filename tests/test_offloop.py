@@ -20,9 +20,10 @@ import grpc
 import pytest
 from bigtwo.engine import Deal, DealCode, Move, deal_from_code, preset
 from bigtwo.service.core import CallInfo, Core
+from bigtwo.service.costs import Where, place
 from bigtwo.service.errors import ResourceExhausted, to_rpc_status
 from bigtwo.service.limits import LIMITS
-from bigtwo.service.offload import DEADLINE_MARGIN, DEFAULT_WAITING, Done, Offload, cap_search, is_heavy, run
+from bigtwo.service.offload import DEADLINE_MARGIN, DEFAULT_WAITING, Done, Offload, cap_search, run
 from bigtwo.service.servicer import Hosting, ServiceCore
 from bigtwo.service.tokens import KeyRing, TokenCodec
 from bigtwo.v1 import service_pb2 as api
@@ -75,12 +76,15 @@ def make_core() -> Core:
 # -- which calls ---------------------------------------------------------------------------------
 
 
-def test_heavy_calls_are_named() -> None:
-    assert is_heavy("BotMove", api.BotMoveRequest(level="good"))
-    assert is_heavy("AuditLog", api.AuditLogRequest())
-    assert is_heavy("TimeoutMove", api.TimeoutMoveRequest(bot_level="pro"))
-    assert not is_heavy("TimeoutMove", api.TimeoutMoveRequest())
-    assert not is_heavy("ApplyMove", api.ApplyMoveRequest())
+def test_the_heavy_requests_of_these_tests_run_in_the_pool() -> None:
+    """Placed by their cost bound (tests/test_costs.py has the rules): these requests are the
+    large bounds the tests below rely on; a plain TimeoutMove is a table lookup."""
+    core = make_core()
+    for name in ("SplitHand", "TimeoutMove", "BotMove", "LegalMoves"):
+        assert place(name, heavy_request(name), core, CallInfo()).where is Where.POOL, name
+    code, moves = deal_moves(7)
+    plain = api.TimeoutMoveRequest(game=log_game(code, moves[:5]))
+    assert place("TimeoutMove", plain, core, CallInfo()).where is Where.LOOP
 
 
 # -- the same answer whichever way -----------------------------------------------------------------
@@ -308,7 +312,7 @@ def test_heavy_calls_work_with_several_server_processes(tmp_path: Path) -> None:
     try:
         with grpc.insecure_channel(server.target) as channel:
             stub = rpc.BigTwoServiceStub(channel)  # type: ignore[no-untyped-call]
-            request = api.SplitHandRequest(ruleset=CLASSIC, hand="3D 4D 5D 6D 7D 8S 8H 9C 9D")
+            request = heavy_request("SplitHand")  # a large bound: the pool
             expected = inline(make_core(), "split_hand", request)[0]
             for _ in range(4):
                 assert stub.SplitHand(request, timeout=120).SerializeToString() == expected
@@ -424,7 +428,7 @@ def test_a_server_killed_outright_leaves_no_worker_running(tmp_path: Path) -> No
     try:
         with grpc.insecure_channel(server.target) as channel:
             stub = rpc.BigTwoServiceStub(channel)  # type: ignore[no-untyped-call]
-            assert stub.SplitHand(api.SplitHandRequest(ruleset=CLASSIC, hand="3D 3S 4H"), timeout=120).plays
+            assert stub.SplitHand(heavy_request("SplitHand"), timeout=120).plays  # a large bound: the pool
         workers = children_of(server.process.pid)
         assert workers, "the heavy call ran in a worker process of the server"
         server.process.kill()

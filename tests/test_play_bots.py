@@ -15,9 +15,9 @@ import pytest
 from bigtwo.engine import Deal, DealCode, Ruleset, deal_from_code, mask_text
 from bigtwo.service import tokens
 from bigtwo.service.core import CallInfo, bot_decision_seed
+from bigtwo.service.costs import place
 from bigtwo.service.errors import InvalidArgument
 from bigtwo.service.limits import LIMITS, Limits
-from bigtwo.service.offload import is_heavy
 from bigtwo.service.servicer import UNARY, Hosting, ServiceCore
 from bigtwo.service.tokens import KeyRing, TokenCodec
 from bigtwo.v1 import service_pb2 as api
@@ -354,4 +354,6 @@ def test_a_call_stops_at_the_move_limit_and_runs_off_the_event_loop() -> None:
         played = core.play_bots(api.PlayBotsRequest(game=pb.Game(state_token=token), bots=bots), CallInfo())
         assert len(played.moves) == 2 and not played.table.over, "cut at the limit, a bot still to act"
         token = played.state_token
-    assert is_heavy("PlayBots", api.PlayBotsRequest()) and UNARY["PlayBots"][2] == "play_bots"
+    request = api.PlayBotsRequest(game=pb.Game(state_token=token), bots=bots)
+    assert place("PlayBots", request, core, CallInfo()).fact.startswith("2 moves"), "bots only: the move limit"
+    assert UNARY["PlayBots"][2] == "play_bots"
