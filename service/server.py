@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent import futures
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -26,9 +26,10 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from .container import read_budget, size
 from .keys import KeyConfigError, load_keys
 from .limits import LIMITS
-from .offload import DEFAULT_WAITING, Offload, default_workers
+from .offload import Offload
 from .servicer import AUTH_TOKEN_RULE, SERVICE_NAME, STREAM, UNARY, Hosting, ServiceCore, valid_auth_token
 from .telemetry import (
     CALLS,
@@ -72,17 +73,20 @@ class ServerConfig:
     """None: no bearer token asked; a given token must be a usable one (an empty one is refused)."""
     token_keys_file: str = ""
     max_message_bytes: int = LIMITS.message_bytes
-    max_concurrent_rpcs: int = 10_000
+    max_concurrent_rpcs: int | None = None
+    """Calls in flight per process before RESOURCE_EXHAUSTED; 0: no cap; None: sized from the
+    container's memory (:func:`bigtwo.service.container.size`)."""
     keepalive_seconds: int = 60
     grace: float = 10.0
     log_level: str = "info"
     log_calls: bool = True
     heavy_workers: int = 0
-    """Workers of the heavy calls (bots, audits, large move lists) per server process; 0: half the
-    CPUs shared among the server processes, at least one (:mod:`bigtwo.service.offload`)."""
-    heavy_waiting: int = DEFAULT_WAITING
-    """Heavy calls that may wait for a worker beyond those computing; more are RESOURCE_EXHAUSTED.
-    In sync mode, at most half of ``threads`` hold heavy calls, computing or waiting."""
+    """Workers of the heavy calls (bots, audits, large move lists) per server process; 0: sized from
+    the container's CPUs and memory (:mod:`bigtwo.service.container`)."""
+    heavy_waiting: int | None = None
+    """Heavy calls that may wait for a worker beyond those computing; more are RESOURCE_EXHAUSTED;
+    None: sized with the workers. In sync mode, at most half of ``threads`` hold heavy calls,
+    computing or waiting."""
     web_port: int | None = None
     """The browser port (Connect and gRPC-Web, and the table; :mod:`bigtwo.service.web`): None, off;
     0, one the system chose."""
@@ -225,9 +229,9 @@ def _setup(cfg: ServerConfig, make_core: CoreFactory | None = None) -> Hosting:
     else:
         log.info("token keys", source=loaded.source)
     core = (make_core or ServiceCore)(TokenCodec(loaded.ring))
-    if cfg.heavy_waiting < 0 or cfg.heavy_workers < 0:
-        raise ValueError("--heavy-workers and --heavy-waiting are 0 or more")
-    workers = cfg.heavy_workers or default_workers(cfg.workers)
+    if cfg.heavy_waiting is None or cfg.heavy_waiting < 0 or cfg.heavy_workers < 1:
+        raise ValueError("--heavy-workers is 1 or more and --heavy-waiting 0 or more once sized")
+    workers = cfg.heavy_workers
     waiting = cfg.heavy_waiting
     if cfg.mode == "sync":  # a heavy call holds one of the server's threads: leave half to the rest
         waiting = max(0, min(waiting, cfg.threads // 2 - workers))
@@ -397,6 +401,46 @@ def _on_signals(callback: Callable[[], None]) -> None:
     signal.signal(signal.SIGINT, handler)
 
 
+def sized(cfg: ServerConfig) -> ServerConfig:
+    """``cfg`` with what it leaves to the container (0 or None) sized from the budget its cgroup
+    sets (:mod:`bigtwo.service.container`); logs the budget read, what was chosen, and which of it
+    was given (by a flag or its environment variable) rather than sized."""
+    budget = read_budget()
+    sizing = size(budget, cfg.workers)
+    chosen = replace(
+        cfg,
+        heavy_workers=cfg.heavy_workers or sizing.heavy_workers,
+        heavy_waiting=sizing.heavy_waiting if cfg.heavy_waiting is None else cfg.heavy_waiting,
+        max_concurrent_rpcs=sizing.max_concurrent_rpcs if cfg.max_concurrent_rpcs is None else cfg.max_concurrent_rpcs,
+    )
+    given = [
+        flag
+        for flag, value in (
+            ("--heavy-workers", cfg.heavy_workers or None),
+            ("--heavy-waiting", cfg.heavy_waiting),
+            ("--max-concurrent-rpcs", cfg.max_concurrent_rpcs),
+        )
+        if value is not None
+    ]
+    logger().info(
+        "container budget",
+        **budget.as_log(),
+        server_processes=cfg.workers,
+        heavy_workers=chosen.heavy_workers,
+        heavy_waiting=chosen.heavy_waiting,
+        max_concurrent_rpcs=chosen.max_concurrent_rpcs,
+        workers_bound_by=sizing.bound_by,
+        given=given,
+    )
+    if not sizing.fits:
+        logger().warning(
+            "memory limit too small",
+            memory_mib=budget.as_log()["memory_mib"],
+            advice="one server, one heavy worker and a few calls need more at full load: docs/DEPLOY.md, Memory",
+        )
+    return chosen
+
+
 def run_one(
     cfg: ServerConfig,
     reuse_port: bool,
@@ -411,6 +455,7 @@ def run_one(
     gc.freeze()
     gc.set_threshold(20_000, 50, 100)
     try:
+        cfg = sized(cfg)
         if cfg.mode == "sync":
             return run_sync(cfg, reuse_port, make_core, on_bound)
         return run_aio(cfg, reuse_port, make_core, on_bound)

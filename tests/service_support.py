@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,7 @@ class ServerProcess:
         metrics: bool = True,
         env: dict[str, str] | None = None,
         wait: bool = True,
+        preexec_fn: Callable[[], None] | None = None,
     ) -> None:
         self.port = free_port()
         self.metrics_port = free_port() if metrics else 0
@@ -89,7 +90,9 @@ class ServerProcess:
             *args,
         ]
         self.log_file = self.log_path.open("w")
-        self.process = subprocess.Popen(command, env=environment, stdout=self.log_file, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            command, env=environment, stdout=self.log_file, stderr=subprocess.STDOUT, preexec_fn=preexec_fn
+        )
         self.target = f"127.0.0.1:{self.port}"
         if wait:
             self.wait_ready()

@@ -23,6 +23,7 @@ import kubernetes_validate
 import pytest
 import yaml
 from bigtwo.cli import serve_cmd
+from bigtwo.service.container import MEMORY, Budget, idle_tree_bytes, size, tree_bytes
 from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +32,7 @@ BASE = DEPLOY / "k8s" / "base"
 OVERLAY = DEPLOY / "k8s" / "overlays" / "example"
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 DEPLOY_DOC = ROOT / "docs" / "DEPLOY.md"
+MIB = 1 << 20
 K8S_VERSIONS = ("1.29.0", "1.33.0")
 """An older and a recent release: the manifests use nothing newer than 1.29 (grpc probes: 1.27)."""
 
@@ -366,6 +368,60 @@ def test_overlay_references_resolve_and_patched_objects_validate() -> None:
                     assert main[probe]["exec"]["command"][:2] == ["bigtwo", "health"]
     for base_file in kustomization(BASE)["resources"]:
         assert (BASE / base_file).is_file()
+
+
+def pool_and_caps(env: dict[str, Any]) -> tuple[int, int, int, int]:
+    """The heavy workers, heavy waiting, calls in flight and server processes a spec sets."""
+    names = ("BIGTWO_HEAVY_WORKERS", "BIGTWO_HEAVY_WAITING", "BIGTWO_MAX_CONCURRENT_RPCS", "BIGTWO_WORKERS")
+    missing = [name for name in names[:3] if name not in env]
+    assert not missing, f"set explicitly, not sized from what the container reports: {missing}"
+    workers, waiting, calls = (int(env[name]) for name in names[:3])
+    return workers, waiting, calls, int(env.get("BIGTWO_WORKERS", 1))
+
+
+def check_fits(where: str, env: dict[str, Any], limit_cpu: float, request_mib: int, limit_mib: int) -> None:
+    """The pool and caps a spec sets hold within its resources: no more workers than the server would
+    size for its limits, the whole process tree at full load within the memory limit (less the
+    headroom), and at idle within the memory request (service/container.py, measured figures)."""
+    workers, waiting, calls, processes = pool_and_caps(env)
+    assert workers >= 1 and waiting >= 0 and calls >= 1, f"{where}: 0 turns a cap off"
+    sized = size(Budget(limit_cpu, "limit", 64, limit_mib * MIB, "limit"), processes)
+    assert workers <= sized.heavy_workers, f"{where}: {workers} heavy workers, the limits hold {sized.heavy_workers}"
+    assert waiting <= sized.heavy_waiting, where
+    assert calls <= sized.max_concurrent_rpcs, f"{where}: {calls} calls, the memory holds {sized.max_concurrent_rpcs}"
+    loaded, idle = tree_bytes(workers, calls, processes), idle_tree_bytes(workers, processes)
+    assert loaded <= limit_mib * MIB * (1 - MEMORY.headroom), f"{where}: {loaded / MIB:.0f} MiB at full load"
+    assert idle <= request_mib * MIB, f"{where}: {idle / MIB:.0f} MiB at idle over the {request_mib} Mi request"
+
+
+def test_the_manifests_set_the_pool_and_caps_their_resources_hold() -> None:
+    for where, deployment in (("base", by_kind("Deployment")), ("overlay", overlay_deployment())):
+        _, request_mib, limit_cpu, limit_mib = resources_in_words(container(deployment)["resources"])
+        check_fits(where, env_of(deployment), limit_cpu, request_mib, limit_mib)
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    for name, spec in compose["services"].items():
+        if name.startswith("bigtwo-"):
+            limit, request = mebibytes_compose(spec["mem_limit"]), mebibytes_compose(spec["mem_reservation"])
+            check_fits(name, spec["environment"], float(spec["cpus"]), request, limit)
+    base, replica = container(by_kind("Deployment"))["resources"], compose["services"]["bigtwo-1"]
+    assert (float(cpu_cores(base["limits"]["cpu"])), mebibytes(base["limits"]["memory"])) == (
+        float(replica["cpus"]),
+        mebibytes_compose(replica["mem_limit"]),
+    ), "compose gives a replica the base's limits"
+
+
+def test_the_fit_check_catches_a_pool_sized_from_the_node() -> None:
+    """The issue's pod: 16 workers (half of a 32-CPU node) under 1 CPU and 512 Mi."""
+    env = {"BIGTWO_HEAVY_WORKERS": "16", "BIGTWO_HEAVY_WAITING": "16", "BIGTWO_MAX_CONCURRENT_RPCS": "2000"}
+    with pytest.raises(AssertionError, match="16 heavy workers"):
+        check_fits("node-sized", env, 1.0, 192, 512)
+    with pytest.raises(AssertionError, match="set explicitly"):
+        check_fits("unset", {"BIGTWO_MAX_CONCURRENT_RPCS": "2000"}, 1.0, 192, 512)
+
+
+def mebibytes_compose(text: str) -> int:
+    assert text.endswith("m"), f"compose memory in m (MiB), got {text}"
+    return int(text[:-1])
 
 
 def test_compose_has_three_replicas_prometheus_and_grafana() -> None:

@@ -151,7 +151,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=non_negative_int,
         default=env_default("BIGTWO_MAX_CONCURRENT_RPCS", d.max_concurrent_rpcs),
         help="calls in flight per process before RESOURCE_EXHAUSTED, 0 for no limit (env BIGTWO_MAX_CONCURRENT_RPCS; "
-        "default %(default)s)",
+        "default: as many as the container's memory limit holds, at most 10000)",
     )
     add(
         "--keepalive-seconds",
@@ -170,14 +170,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=non_negative_int,
         default=env_default("BIGTWO_HEAVY_WORKERS", d.heavy_workers),
         help="per server process, workers that run the heavy calls (bots, audits, large move lists) off the "
-        "event loop; 0: half the CPUs, shared among --workers (env BIGTWO_HEAVY_WORKERS)",
+        "event loop; 0: half the container's CPUs (its cgroup's CPU limit, else the affinity mask) shared among "
+        "--workers, at least 1, fewer where the memory limit would not hold them (env BIGTWO_HEAVY_WORKERS)",
     )
     add(
         "--heavy-waiting",
         type=non_negative_int,
         default=env_default("BIGTWO_HEAVY_WAITING", d.heavy_waiting),
         help="heavy calls that may wait for a worker; more are RESOURCE_EXHAUSTED (env BIGTWO_HEAVY_WAITING; "
-        "default %(default)s)",
+        "default: 8 per heavy worker)",
     )
     add(
         "--heavy-kind",
