@@ -8,8 +8,8 @@ state token); send it back with the next call. Run against `bigtwo run` (or --ta
 
 import argparse
 
-from bigtwo.client import BigTwoClient
-from bigtwo.engine import preset
+from bigtwo.client import BigTwoClient, BigTwoDeadlineExceeded, BigTwoUnavailable
+from bigtwo.engine import preset, seat_ref
 
 
 def main() -> None:
@@ -21,7 +21,7 @@ def main() -> None:
     with BigTwoClient(args.target, timeout=5.0) as client:
         dealt = client.deal(preset("classic"), deal_code=args.deal_code)
         game, table = dealt.game, dealt.table
-        print(f"deal {dealt.deal_code}: seat {table.to_act} leads")
+        print(f"deal {dealt.deal_code}: {seat_ref(table.to_act)} leads")
         while not table.over:
             # Every seat plays the service's first hint, or passes when nothing beats the table.
             hint = client.next_hint(game)
@@ -34,8 +34,19 @@ def main() -> None:
                 print(" ", event.describe())
             game, table = result.game, result.table
         settlement = client.score_deal(game)
-        print(f"seat {settlement.winner} wins; scores {list(settlement.scores)}; {game.moves_made} moves")
+        print(f"{seat_ref(settlement.winner)} wins; scores {by_seat(settlement.scores)}; {game.moves_made} moves")
+
+
+def by_seat(numbers: tuple[int, ...]) -> str:
+    """``p1 0, p2 7, p3 2, p4 13``: seats as people number them."""
+    return ", ".join(f"{seat_ref(seat)} {number}" for seat, number in enumerate(numbers))
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (BigTwoUnavailable, BigTwoDeadlineExceeded) as error:  # a dead or wrong --target: a sentence
+        raise SystemExit(
+            f"No Big Two service answers at {error.target or 'the target'} ({error.message}): start one with "
+            "`make run` (or `bigtwo serve`), or give its address with --target HOST:PORT."
+        ) from None

@@ -7,11 +7,11 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from bigtwo.client import BigTwoClient
+from bigtwo.client import BigTwoClient, BigTwoDeadlineExceeded, BigTwoUnavailable
 from bigtwo.client.client import GameRef
 from bigtwo.client.replay_files import read_replay
 from bigtwo.client.table import Table, bot_seat
-from bigtwo.engine import Ruleset
+from bigtwo.engine import Ruleset, seat_ref
 from bigtwo.engine.replay import audit_log
 
 
@@ -34,11 +34,22 @@ def main() -> None:
         moves = tuple(a.move_text for a in deal.actions if a.is_move and not a.auto and not a.refused)
         replayed = client.replay_log(GameRef(rules, deal_code=deal.code, moves=moves))
         print(
-            f"the service replays {replayed.moves_applied} moves: seat {replayed.table.winner} wins, "
-            f"scores {list(replayed.table.scores)}"
+            f"the service replays {replayed.moves_applied} moves: {seat_ref(replayed.table.winner)} wins; "
+            f"scores {by_seat(replayed.table.scores)}"
         )
         assert replayed.table.scores == deal.result.scores
 
 
+def by_seat(numbers: tuple[int, ...]) -> str:
+    """``p1 0, p2 7, p3 2, p4 13``: seats as people number them."""
+    return ", ".join(f"{seat_ref(seat)} {number}" for seat, number in enumerate(numbers))
+
+
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (BigTwoUnavailable, BigTwoDeadlineExceeded) as error:  # a dead or wrong --target: a sentence
+        raise SystemExit(
+            f"No Big Two service answers at {error.target or 'the target'} ({error.message}): start one with "
+            "`make run` (or `bigtwo serve`), or give its address with --target HOST:PORT."
+        ) from None

@@ -6,6 +6,7 @@ mutual TLS and bearer tokens, the Table helper and the examples."""
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
 import threading
@@ -31,7 +32,7 @@ from bigtwo.client.table import Table, bot_seat, hint_seat, script_seat
 from bigtwo.engine import DealEnded, Move, Reason, Ruleset, preset
 from bigtwo.engine.replay import audit_log, loads
 from client_support import Server, hint_or_pass, make_pki
-from service_support import CODE
+from service_support import CODE, free_port
 
 pytestmark = pytest.mark.timeout(120)
 ROOT = Path(__file__).resolve().parents[1]
@@ -278,10 +279,10 @@ def test_table_runs_a_match_with_timeouts_refusals_and_a_replay_file(server: Ser
 @pytest.mark.parametrize(
     ("script", "expect"),
     [
-        ("deal_and_play_unary.py", "wins; scores"),
-        ("play_over_stream.py", "wins; scores"),
+        ("deal_and_play_unary.py", "wins; scores p1 "),
+        ("play_over_stream.py", "wins; scores p1 "),
         ("replay_file.py", "audit: valid"),
-        ("bot_match.py", "totals"),
+        ("bot_match.py", "match totals p1 "),
     ],
 )
 def test_examples_run_against_a_real_server(server: Server, tmp_path: Path, script: str, expect: str) -> None:
@@ -291,6 +292,20 @@ def test_examples_run_against_a_real_server(server: Server, tmp_path: Path, scri
     done = subprocess.run(args, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert expect in done.stdout
+    # Seats as people number them, scores by seat: no "seat 0", no raw list.
+    assert not re.search(r"\bseat \d|\[\d", done.stdout), done.stdout
+
+
+@pytest.mark.parametrize("script", ["deal_and_play_unary.py", "play_over_stream.py", "replay_file.py", "bot_match.py"])
+def test_an_example_against_a_dead_server_ends_in_a_sentence(tmp_path: Path, script: str) -> None:
+    dead = f"127.0.0.1:{free_port()}"  # nothing listens there
+    args = [sys.executable, str(ROOT / "examples" / script), "--target", dead]
+    if script == "replay_file.py":
+        args += ["--out", str(tmp_path / "r.toml")]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith(f"No Big Two service answers at {dead}") and "--target" in done.stderr, done.stderr
 
 
 # -- bots over the service, TW timeouts ----------------------------------------------------------

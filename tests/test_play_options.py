@@ -270,7 +270,41 @@ def test_the_terminal_replay_shows_what_was_typed_and_who(capsys: pytest.Capture
     assert "tried “zz”: refused bad-card" in out and "tried :" not in out
     assert "p2 good bot" in out and "deal unfinished" in out and "no deal finished yet" in out
     assert cli_main(["replay", str(GOLDEN / "classic-4p.toml")]) == 0
-    assert "cards left × rate" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "penalty: left × rate × multiplier" in " ".join(out.replace("│", " ").split())  # as bigtwo play says
+
+
+def test_play_and_replay_show_the_same_settlement_columns() -> None:
+    """``bigtwo play`` after a deal and ``bigtwo replay`` show one settlement card: same columns,
+    same winner row, same legend."""
+    from bigtwo.cli import render_terminal
+    from bigtwo.cli.settlement_rows import COLUMNS, LEGEND
+    from bigtwo.engine import settle
+    from rich.console import Console
+
+    rules = preset("classic")
+    card = settle(rules, [0, 3, 10, 13])
+    stream = io.StringIO()
+    screen = play_screen.Screen(play_screen.Out("never", stream), seat_labels(["You", "a", "b", "c"]), me=0)
+    standing = SimpleNamespace(totals=card.scores, over=True)
+    screen.settlement(SimpleNamespace(number=1, settlement=card, standing=standing))
+    played = stream.getvalue()
+    header = next(line for line in played.splitlines() if line.strip().startswith("seat"))
+    assert header.split() == list(COLUMNS)
+    assert "★" in played and "wins" in played and LEGEND in " ".join(played.split())
+    assert "Match totals: p1 " in played and "so far" not in played  # the match is over
+
+    from bigtwo.engine.replay.model import DealResult
+
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    log = SimpleNamespace(seat_name=lambda seat: ["You", "a", "b", "c"][seat])
+    result = DealResult(card.winner, card.seats)
+    console.print(render_terminal._settlement_card(log, 1, result))  # type: ignore[arg-type]
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert all(column in shown.splitlines()[2] for column in COLUMNS), shown
+    for row in played.splitlines():
+        if "★" in row:
+            assert row.split()[-1] in shown and "wins" in shown
 
 
 def test_the_html_page_ends_with_the_match_result() -> None:
@@ -325,3 +359,30 @@ def test_the_audit_names_its_json_report(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_ruleset_equality_is_what_share_compares() -> None:
     assert Ruleset.from_mapping({"preset": "web"}) == preset("web")
+
+
+def test_the_table_says_1_card_not_1_cards() -> None:
+    stream = io.StringIO()
+    screen = play_screen.Screen(play_screen.Out("never", stream), seat_labels(["You", "a", "b", "c"]), me=0)
+    table = SimpleNamespace(
+        deal_number=1, moves_made=9, cards_left=(1, 2, 13, 0), table=None, over=False, to_act=0,
+        leader=0, passed_seats=(), opening_card=None, last_player=None,
+    )  # fmt: skip
+    screen.table(table)
+    shown = stream.getvalue()
+    assert " 1 card " in shown and " 2 cards" in shown and "1 cards" not in shown, shown
+
+
+def test_tournament_help_speaks_to_a_person() -> None:
+    """``bigtwo tournament --help`` says what the command does, not the module's developer notes."""
+    parser = build_parser()
+    helped = io.StringIO()
+    with pytest.raises(SystemExit):
+        sys_stdout, sys.stdout = sys.stdout, helped
+        try:
+            parser.parse_args(["tournament", "--help"])
+        finally:
+            sys.stdout = sys_stdout
+    text = helped.getvalue()
+    assert "duplicate deals" in text and "Example: bigtwo tournament" in text
+    assert ":mod:" not in text and "docstring" not in text and "bigtwo.tools" not in text

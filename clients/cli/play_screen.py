@@ -16,15 +16,14 @@ from typing import IO, Any
 from bigtwo.engine import CardsPlayed, DealEnded, DragonRevealed, LastCard, Passed, TrickEnded, cards_of
 from bigtwo.engine.replay.names import seat_ref
 
+from .settlement_rows import COLUMNS, LEGEND, settlement_rows
+
 LEGEND_TABLE = (
     "← to act: whose turn it is. Opened the trick: that seat played first in this trick; the trick ends "
     "when every other seat passes, and the seat that played last wins it and opens the next one."
 )
 LEGEND_ENDING_NOW = "ending now N: what this deal would score for you if another seat went out now."
-LEGEND_SETTLEMENT = (
-    "left: cards left · 2s: twos among them · rate: points per card at that count · ×: multiplier "
-    "(doubles per 2 held under twos-double) · penalty: left × rate × multiplier · score: this deal's score"
-)
+LEGEND_SETTLEMENT = LEGEND
 
 
 class Out:
@@ -86,7 +85,7 @@ class Screen:
         say("")
         say(f"[b]Deal {table.deal_number}[/b] · move {table.moves_made + 1}")
         for seat, left in enumerate(table.cards_left):
-            say(f"  {self.row(seat):<20} {left:>2} cards  {'  '.join(_seat_marks(table, seat, left))}")
+            say(f"  {self.row(seat):<20} {left:>2} {'card ' if left == 1 else 'cards'}  {'  '.join(_seat_marks(table, seat, left))}")
         if table.table is not None:
             by = f" by {self.who(table.last_player)}" if table.last_player is not None else ""
             say(f"On the table: [b]{pretty(table.table.mask)}[/b]  {table.table.name}{by}")
@@ -126,18 +125,15 @@ class Screen:
         say, s = self.say, outcome.settlement
         say("")
         say(f"[b]Settlement · deal {outcome.number}[/b]")
-        say(f"  {'seat':<20} {'left':>4} {'2s':>3} {'rate':>4} {'×':>3} {'penalty':>7} {'score':>6}")
-        for line in s.seats:
-            tag = "  winner" if line.seat == s.winner else ""
-            say(
-                f"  {self.row(line.seat):<20} {line.cards_left:>4} {line.twos_left:>3} {line.rate:>4} "
-                f"{line.multiplier:>3} {line.penalty:>7} {line.score:>6}{tag}"
-            )
+        say(_columns(COLUMNS))
+        for row in settlement_rows(s.seats, s.winner, self.row):
+            say(_columns(row))
         self.explain_once("settlement", LEGEND_SETTLEMENT)
         collected = sum(line.penalty for line in s.seats)
         say(f"  Winner: {self.who(s.winner)}; the others' penalties total {collected}")
-        totals = outcome.standing.totals
-        say(f"  Match totals so far: {', '.join(f'{seat_ref(i)} {t}' for i, t in enumerate(totals))}")
+        standing = outcome.standing
+        totals = ", ".join(f"{seat_ref(i)} {t}" for i, t in enumerate(standing.totals))
+        say(f"  Match totals{'' if getattr(standing, 'over', False) else ' so far'}: {totals}")
 
     def match_table(self, table: Any, *, stopped: bool) -> None:
         standing = table.standing
@@ -154,6 +150,17 @@ class Screen:
             row = "".join(f"{d.settlement.scores[seat]:>5}" for d in table.deals)
             win = ("  ★ winner" if standing.over else "  ★ leading") if seat in standing.winners else ""
             say(f"  {self.row(seat):<20}{row}{standing.totals[seat]:>7} {standing.deals_won[seat]:>4}{win}")
+
+
+_WIDTHS = (22, 4, 3, 4, 3, 18, 6)
+
+
+def _columns(cells: Sequence[str]) -> str:
+    """A settlement row in fixed columns: the seat left-aligned, the figures right-aligned."""
+    return "  " + " ".join(
+        f"{cell:<{width}}" if k == 0 else f"{cell:>{width}}"
+        for k, (cell, width) in enumerate(zip(cells, _WIDTHS, strict=True))
+    )
 
 
 def _seat_marks(table: Any, seat: int, left: int) -> list[str]:

@@ -16,10 +16,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-SETTLEMENT_LEGEND = (
-    "cards left × rate (points per card at that count) × the multiplier (doubles per 2 held under "
-    "twos-double) = penalty; score: the deal's score"
-)
+from .settlement_rows import COLUMNS, LEGEND, settlement_rows
+
+SETTLEMENT_LEGEND = LEGEND
 
 _RED = frozenset("DH")
 
@@ -144,28 +143,11 @@ def _settlement_card(log: GameLog, number: int, result: DealResult) -> Table:
         caption=SETTLEMENT_LEGEND,
         caption_style="dim",
     )
-    for column in ("seat", "cards left", "rate", "×", "penalty", "score"):
+    for column in COLUMNS:
         card.add_column(column, justify="left" if column == "seat" else "right")
-    for seat_line in result.seats:
-        if seat_line.seat == result.winner:
-            label = "wins" + (" with a dragon" if result.by_dragon else "")
-            card.add_row(
-                Text(f"{_who(log, seat_line.seat)} ★", style="bold green"),
-                str(seat_line.cards_left),
-                "",
-                "",
-                label,
-                Text(f"{seat_line.score:+d}" if seat_line.score else "0", style="bold green"),
-            )
-        else:
-            card.add_row(
-                _who(log, seat_line.seat),
-                str(seat_line.cards_left),
-                str(seat_line.rate),
-                f"×{seat_line.multiplier}" if seat_line.multiplier != 1 else "",
-                str(seat_line.penalty),
-                f"{seat_line.score:+d}" if seat_line.score else "0",
-            )
+    for row in settlement_rows(result.seats, result.winner, lambda seat: _who(log, seat), by_dragon=result.by_dragon):
+        style = "bold green" if row[0].endswith("★") else ""
+        card.add_row(*(Text(cell, style=style) for cell in row))
     return card
 
 

@@ -70,14 +70,22 @@ def _table(result: TournamentResult) -> None:
     console.print(pairs)
 
 
+DESCRIPTION = (
+    "Play bot levels against each other on duplicate deals: every deal is played once per rotation, so "
+    "each level meets the same cards in every seat and luck cancels out. Prints each level's average "
+    "points per deal with a 95% interval and the paired differences between levels, and draws a bar "
+    "chart (--plot). Example: bigtwo tournament --levels great,good,random --deals 200 --preset classic"
+)
+"""What ``bigtwo tournament --help`` tells a person (the module docstring is for developers)."""
+
+
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     from .arguments import add_ruleset_arguments, png_file, positive_float, positive_int
 
     parser: argparse.ArgumentParser = sub.add_parser(
         "tournament",
         help="bot levels against each other on duplicate deals",
-        description=(__doc__ or "").replace("``", ""),  # the docstring's markup is not for a terminal
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION,
     )
     add_ruleset_arguments(parser)
     parser.add_argument(

@@ -119,7 +119,7 @@ _JS = r"""
       var name = document.createElement("div"); name.className = "name";
       name.textContent = seatName(s) + (st.empty.indexOf(s) >= 0 ? " (left)" : "");
       var count = document.createElement("span"); count.className = "count";
-      count.textContent = st.hands[s].length + " cards \u00b7 total " + st.totals[s];
+      count.textContent = st.hands[s].length + (st.hands[s].length === 1 ? " card" : " cards") + " \u00b7 total " + st.totals[s];
       name.appendChild(count); box.appendChild(name);
       var hand = document.createElement("div"); hand.className = "hand"; cardsInto(hand, st.hands[s]);
       box.appendChild(hand); seatsNode.appendChild(box);
