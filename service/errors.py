@@ -9,6 +9,8 @@ error: it is an OK answer.
 
 from __future__ import annotations
 
+import collections
+import random
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,9 +18,11 @@ from dataclasses import dataclass
 import grpc
 from bigtwo.codec.errors import CodecFieldError
 from bigtwo.engine import DealCodeError, DealError, EventLogError, Refusal, RulesetError
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
+
+from .telemetry import count_shed
 
 DOMAIN = "bigtwo.v1"
 
@@ -67,7 +71,29 @@ class PermissionDenied(ServiceError):
 
 
 class ResourceExhausted(ServiceError):
+    """A request over a limit (a longer log, a larger audit than one call may ask): sending it again
+    gets the same answer, so it carries the retry pushback that tells gRPC clients not to retry."""
+
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class Shed(ResourceExhausted):
+    """Refused for load, not for what it asks (the heavy-call pool full, the browser port at its cap
+    of calls, a worker lost): the same request is worth sending again shortly, here or to another
+    replica. Its status carries a ``google.rpc.RetryInfo`` with ``retry_after`` seconds and gRPC's
+    retry pushback (``grpc-retry-pushback-ms``) with the same delay, which stock gRPC clients with
+    the published retry policy (``bigtwo/service/service_config.json``) honour."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        retry_after: float,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message, reason=reason, metadata=metadata)
+        self.retry_after = retry_after
 
 
 class Unauthenticated(ServiceError):
@@ -118,6 +144,44 @@ def _cut(text: str, length: int = MESSAGE_CHARS) -> str:
     return text if len(text) <= length else text[: length - 1] + "…"
 
 
+RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
+"""gRPC's retry pushback (the A6 retry design): trailing metadata a client's retry policy reads, the
+milliseconds to wait before the next attempt, or a negative value for "do not retry"."""
+NO_RETRY_PUSHBACK = "-1"
+SHED_JITTER = 0.5
+"""A shed's delay is spread over ``[retry_after, retry_after * (1 + SHED_JITTER))``: stock gRPC
+clients wait exactly the pushback, so clients shed together would otherwise come back together."""
+
+
+def _retry_delay(seconds: float) -> duration_pb2.Duration:
+    spread = seconds * (1.0 + SHED_JITTER * random.random())
+    delay = duration_pb2.Duration()
+    delay.FromNanoseconds(int(spread * 1e9))
+    return delay
+
+
+def status_of(proto: status_pb2.Status) -> grpc.Status:
+    """The gRPC status of ``proto`` (a ``google.rpc.Status``), its trailing metadata with the details
+    and, for RESOURCE_EXHAUSTED, gRPC's retry pushback: the RetryInfo's delay in milliseconds for a
+    shed, ``-1`` (do not retry) for a request over a limit. Also used for a status mapped in a worker
+    process (:mod:`bigtwo.service.offload`), so both ways of running a call answer alike."""
+    status: grpc.Status = rpc_status.to_status(proto)
+    if proto.code != code_pb2.RESOURCE_EXHAUSTED:
+        return status
+    pushback = NO_RETRY_PUSHBACK
+    for detail in proto.details:
+        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info = error_details_pb2.RetryInfo()
+            detail.Unpack(info)
+            pushback = str(max(0, info.retry_delay.ToMilliseconds()))
+    metadata = (*status.trailing_metadata, (RETRY_PUSHBACK_KEY, pushback))
+    return _Status(status.code, status.details, metadata)
+
+
+class _Status(collections.namedtuple("_Status", ("code", "details", "trailing_metadata")), grpc.Status):
+    """A ``grpc.Status`` value, as ``rpc_status.to_status`` makes one, with more trailing metadata."""
+
+
 def _pack(message: object) -> any_pb2.Any:
     packed = any_pb2.Any()
     packed.Pack(message)  # type: ignore[arg-type]
@@ -127,7 +191,9 @@ def _pack(message: object) -> any_pb2.Any:
 def to_rpc_status(exc: BaseException, request_id: str = "") -> tuple[grpc.Status, grpc.StatusCode]:
     """The ONE mapping from anything a handler raised to the status the client sees.
 
-    ServiceError -> its code with BadRequest / ErrorInfo details; an engine ValueError that escaped
+    ServiceError -> its code with BadRequest / ErrorInfo details (a :class:`Shed` also a RetryInfo,
+    and is counted in ``bigtwo_shed_total``); RESOURCE_EXHAUSTED carries gRPC's retry pushback
+    (:func:`status_of`); an engine ValueError that escaped
     a :func:`field` block -> INVALID_ARGUMENT; anything else is a bug -> INTERNAL with a request
     id and no detail (the caller logs the traceback)."""
     if isinstance(exc, CodecFieldError):
@@ -148,6 +214,9 @@ def to_rpc_status(exc: BaseException, request_id: str = "") -> tuple[grpc.Status
         if exc.reason:
             metadata = {_cut(k, METADATA_CHARS): _cut(v, METADATA_CHARS) for k, v in list(exc.metadata.items())[:8]}
             details.append(_pack(error_details_pb2.ErrorInfo(reason=exc.reason, domain=DOMAIN, metadata=metadata)))
+        if isinstance(exc, Shed):
+            details.append(_pack(error_details_pb2.RetryInfo(retry_delay=_retry_delay(exc.retry_after))))
+            count_shed(exc.reason)
     elif isinstance(exc, _ENGINE_INPUT_ERRORS):
         code, message = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
         details = [
@@ -166,4 +235,4 @@ def to_rpc_status(exc: BaseException, request_id: str = "") -> tuple[grpc.Status
         message = f"internal error (request id {request_id})" if request_id else "internal error"
         details = []
     proto = status_pb2.Status(code=getattr(code_pb2, code.name), message=_cut(message), details=details)
-    return rpc_status.to_status(proto), code
+    return status_of(proto), code

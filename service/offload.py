@@ -12,7 +12,8 @@ What runs where: :func:`bigtwo.service.costs.place` bounds each call's cost befo
 hand's plays, the bot level, the audit's size...); a call whose bound is over the loop's budget
 runs here, every other call on the loop. A call sent here is admitted when fewer than
 ``workers + waiting`` of them are in flight in this process, else it is refused at once with
-RESOURCE_EXHAUSTED (ErrorInfo ``HEAVY_CALLS_BUSY``): waiting in an unbounded queue would only
+RESOURCE_EXHAUSTED (ErrorInfo ``HEAVY_CALLS_BUSY``, a :class:`~bigtwo.service.errors.Shed`: its
+RetryInfo and gRPC retry pushback say when to try again): waiting in an unbounded queue would only
 turn overload into deadlines missed later. The worker runs the same handler of
 :class:`~bigtwo.service.core.Core` on the same request and returns the serialized answer (or the
 error status) and the handler's :class:`~bigtwo.service.core.CallInfo`, so the answer is the same,
@@ -43,7 +44,7 @@ from google.rpc import status_pb2
 from grpc_status import rpc_status
 
 from .core import CallInfo, Core
-from .errors import ResourceExhausted, ServiceError, to_rpc_status
+from .errors import ServiceError, Shed, status_of, to_rpc_status
 from .limits import LIMITS
 
 KINDS = ("process", "thread")
@@ -115,7 +116,7 @@ class Done(NamedTuple):
         if not self.status:
             return self.response
         message = status_pb2.Status.FromString(self.status)
-        status = rpc_status.to_status(message)
+        status = status_of(message)
         failed = Failed(self.error, status, status.code)
         if self.trace:
             failed.__cause__ = RemoteTraceback(self.trace)
@@ -197,11 +198,19 @@ def _ready() -> int:
 # -- the server's side ----------------------------------------------------------------------------
 
 
-def worker_lost() -> ResourceExhausted:
+BUSY_RETRY_SECONDS = 0.2
+"""The RetryInfo delay of a call refused because the pool is full: about what a heavy call takes
+(a pro decision 50–250 ms), so a slot is likely free by then."""
+WORKER_LOST_RETRY_SECONDS = 0.5
+"""The RetryInfo delay of a call whose worker died: a new worker process imports the engine first."""
+
+
+def worker_lost() -> Shed:
     """The error of a call whose worker process ended while it computed (killed, out of memory)."""
-    return ResourceExhausted(
+    return Shed(
         "the process computing this call stopped before it answered; the server starts another",
         reason="HEAVY_WORKER_LOST",
+        retry_after=WORKER_LOST_RETRY_SECONDS,
     )
 
 
@@ -270,10 +279,11 @@ class Offload:
             if admitted:
                 self._in_flight += 1
         if not admitted:
-            raise ResourceExhausted(
+            raise Shed(
                 f"the server is busy with {self.workers + self.waiting} heavy calls (bots, audits, long "
                 "move lists); try again shortly or on another replica",
                 reason="HEAVY_CALLS_BUSY",
+                retry_after=BUSY_RETRY_SECONDS,
                 metadata={"workers": str(self.workers), "waiting": str(self.waiting)},
             )
         try:

@@ -110,6 +110,20 @@ SERVING = Gauge(
     "Server processes taking calls: 1 each while serving, 0 from the first moment of a drain",
     multiprocess_mode="livesum",
 )
+SHED_REASONS = ("HEAVY_CALLS_BUSY", "HEAVY_WORKER_LOST", "CALLS_BUSY")
+"""Why a call is refused for load (``errors.Shed``): the heavy-call pool full, a worker lost, the
+browser port at its cap of calls. gRPC's own cap (``--max-concurrent-rpcs``) refuses in its core,
+before any handler: it is counted nowhere here (clients see it)."""
+SHEDS = Counter(
+    "bigtwo_shed_total",
+    "Calls refused for load (RESOURCE_EXHAUSTED with a RetryInfo: worth sending again shortly), by reason",
+    ["reason"],
+)
+
+
+def count_shed(reason: str) -> None:
+    """One call refused for load (counted where its status is made, ``errors.to_rpc_status``)."""
+    SHEDS.labels(reason).inc()
 
 
 def initialise(
@@ -135,6 +149,8 @@ def initialise(
         BOT_MOVES.labels("BotMove", level)
         BOT_MOVES.labels("TimeoutMove", level)
         BOT_MOVES.labels("PlayBots", level)
+    for reason in SHED_REASONS:
+        SHEDS.labels(reason)
     OPEN_STREAMS.set(0)
     SERVING.set(0)
 

@@ -46,7 +46,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .callscope import STREAM, Undecodable, safe_deserializer, serializer
-from .errors import ResourceExhausted, bad_field, to_rpc_status
+from .errors import Shed, bad_field, to_rpc_status
 from .limits import LIMITS, WEB_LIMITS, WebLimits
 from .replay_page import replay_page
 from .servicer import SERVICE_NAME, UNARY, Hosting
@@ -198,7 +198,7 @@ class WebCallContext:
             self.gone = True
 
     async def abort(self, code: grpc.StatusCode, details: str, trailing_metadata: Any = ()) -> None:
-        raise connect_error(code, details, trailing_metadata)
+        raise connect_error(code, details, trailing_metadata, self._context)
 
     def set_code(self, code: grpc.StatusCode) -> None:
         self.code = code
@@ -212,17 +212,23 @@ class WebCallContext:
     def raise_status(self) -> None:
         """After a stream's last answer: the status it was ended with, if not OK."""
         if self.code is not grpc.StatusCode.OK:
-            raise connect_error(self.code, self.details, self.trailing_metadata)
+            raise connect_error(self.code, self.details, self.trailing_metadata, self._context)
 
 
-def connect_error(code: grpc.StatusCode, details: str, trailing_metadata: Any) -> ConnectError:
+def connect_error(
+    code: grpc.StatusCode, details: str, trailing_metadata: Any, context: RequestContext[Any, Any] | None = None
+) -> ConnectError:
     """A status as :func:`~bigtwo.service.errors.to_rpc_status` made it, as a Connect error: the
-    same code, message and google.rpc details (ErrorInfo, BadRequest)."""
+    same code, message and google.rpc details (ErrorInfo, BadRequest, RetryInfo); its other
+    trailing metadata (gRPC's retry pushback) goes into the call's ``context`` trailers (a Connect
+    unary error sends them as ``trailer-`` headers, gRPC-Web and streams as trailers)."""
     wire_details: list[ErrorDetail] = []
     for key, value in trailing_metadata or ():
         if key == STATUS_DETAILS_KEY:
             status = status_pb2.Status.FromString(value)
             wire_details = [ErrorDetail(WireAny(type_url=item.type_url, value=item.value)) for item in status.details]
+        elif context is not None and isinstance(value, str):
+            context.response_trailers.add(key, value)
     return ConnectError(CONNECT_CODES.get(code, Code.UNKNOWN), details, wire_details)
 
 
@@ -240,6 +246,10 @@ def _method(name: str, request_cls: Any, response_cls: Any, stream: StreamType) 
     )
 
 
+CALLS_BUSY_RETRY_SECONDS = 0.1
+"""The RetryInfo delay of a call refused at the port's cap of calls in flight: calls are short."""
+
+
 class WebGate:
     """What may start on this port: the drain, as the gRPC port's
     :class:`~bigtwo.service.server.DrainGate` has it (once set, new calls are refused UNAVAILABLE,
@@ -252,26 +262,27 @@ class WebGate:
         self.max_calls = max_calls
         self.in_flight = 0
 
-    def check(self, method: str, protocol: str) -> None:
+    def check(self, method: str, protocol: str, context: RequestContext[Any, Any] | None = None) -> None:
         if self.draining:
             CALLS.labels(method, "UNAVAILABLE", protocol).inc()
             raise ConnectError(Code.UNAVAILABLE, self.message)
         if self.max_calls is not None and self.in_flight >= self.max_calls:
             CALLS.labels(method, "RESOURCE_EXHAUSTED", protocol).inc()
             status, code = to_rpc_status(
-                ResourceExhausted(
+                Shed(
                     f"this server is answering its limit of {self.max_calls} calls at once; try again "
                     "shortly or on another replica",
                     reason="CALLS_BUSY",
+                    retry_after=CALLS_BUSY_RETRY_SECONDS,
                     metadata={"max_calls": str(self.max_calls)},
                 )
             )
-            raise connect_error(code, status.details, status.trailing_metadata)
+            raise connect_error(code, status.details, status.trailing_metadata, context)
 
     @contextlib.contextmanager
-    def admitted(self, method: str, protocol: str) -> Iterator[None]:
+    def admitted(self, method: str, protocol: str, context: RequestContext[Any, Any] | None = None) -> Iterator[None]:
         """Run one call if :meth:`check` lets it start, counted in flight until it ends."""
-        self.check(method, protocol)
+        self.check(method, protocol, context)
         self.in_flight += 1
         try:
             yield
@@ -296,7 +307,7 @@ def _unary(
 ) -> Callable[[Any, RequestContext[Any, Any]], Any]:
     async def call(request: Any, context: RequestContext[Any, Any]) -> Any:
         web_context = WebCallContext(context)
-        with gate.admitted(name, web_context.protocol):
+        with gate.admitted(name, web_context.protocol, context):
             answer = await handler(request, web_context)
         return SerializedAnswer(answer, response_cls) if answer.__class__ is bytes else answer
 
@@ -308,7 +319,7 @@ def _stream(
 ) -> Callable[[AsyncIterator[Any], RequestContext[Any, Any]], AsyncIterator[Any]]:
     async def call(requests: AsyncIterator[Any], context: RequestContext[Any, Any]) -> AsyncIterator[Any]:
         web_context = WebCallContext(context)
-        with gate.admitted(STREAM, web_context.protocol):
+        with gate.admitted(STREAM, web_context.protocol, context):
             async for answer in handler(web_context.requests_until_gone(requests), web_context):
                 yield SerializedAnswer(answer, api.PlayStreamResponse) if answer.__class__ is bytes else answer
             web_context.raise_status()
