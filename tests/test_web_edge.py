@@ -69,6 +69,14 @@ def test_rapid_reset_is_cut_off_and_its_memory_given_back(edge: Edge) -> None:
     assert "Traceback" not in edge.server.log()
 
 
+def test_rapid_reset_over_new_connections_gives_its_memory_back(edge: Edge) -> None:
+    """The same attacker reconnecting after each GOAWAY: its streams, all told, leave no memory."""
+    outcome = attack.rapid_reset_reconnecting(edge.port, RESETS, edge.server.process.pid)
+    assert outcome.streams_sent >= RESETS and outcome.goaway, outcome
+    assert outcome.growth_mb < 10, outcome
+    assert attack.served_within(edge.port, 10)[0] == 200
+
+
 def test_headers_that_never_end_are_timed_out(edge: Edge) -> None:
     took = attack.slow_headers(edge.port, 1 + SLACK)
     assert took is not None, "the connection was still open"

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -153,6 +153,27 @@ def rapid_reset(port: int, streams: int, pid: int | None = None, batch: int = 10
         peak = max(peak, rss_kib(pid))
         time.sleep(settle)
     return ResetOutcome(sent, goaway, code, closed, seconds, rss_before, peak, rss_kib(pid) if pid else 0)
+
+
+def rapid_reset_reconnecting(port: int, streams: int, pid: int | None = None, settle: float = 3.0) -> ResetOutcome:
+    """Rapid reset that opens a new connection each time the server ends one, until ``streams``
+    streams have been opened and reset in all: the total a server lets through, and its RSS after."""
+    rss_before = rss_kib(pid) if pid else 0
+    peak, sent, connections, goaways = rss_before, 0, 0, 0
+    started = time.monotonic()
+    while sent < streams:
+        outcome = rapid_reset(port, streams - sent, None, settle=0)
+        sent += outcome.streams_sent
+        connections += 1
+        goaways += outcome.goaway
+        if pid and connections % 50 == 0:
+            peak = max(peak, rss_kib(pid))
+    seconds = time.monotonic() - started
+    if pid:
+        peak = max(peak, rss_kib(pid))
+        time.sleep(settle)
+    code = f"{goaways} GOAWAY of {connections} connections"
+    return ResetOutcome(sent, goaways > 0, code, True, seconds, rss_before, peak, rss_kib(pid) if pid else 0)
 
 
 def seconds_until_closed(sock: socket.socket, limit: float) -> float | None:
@@ -368,7 +389,8 @@ class Server:
         return self.process.pid
 
     def log(self) -> str:
-        self.log_file.flush()
+        if not self.log_file.closed:
+            self.log_file.flush()
         return self.log_path.read_text()
 
     def stop(self, wait: float = 30.0) -> tuple[float | None, int]:
@@ -392,19 +414,31 @@ def warm(port: int) -> None:
         served_within(port, 5.0)
 
 
-def measure(resets: int, folder: Path) -> list[dict[str, object]]:
+def measure(resets: int, folder: Path, only_sigterm: bool = False) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
 
     def row(attack: str, result: object) -> None:
         rows.append({"attack": attack, "result": result})
         print(json.dumps(rows[-1]), flush=True)
 
+    if not only_sigterm:
+        _each_attack(resets, folder, row)
+    _sigterm_after_burst(resets, folder, row)
+    return rows
+
+
+def _each_attack(resets: int, folder: Path, row: Callable[[str, object], None]) -> None:
     server = Server(folder)
     try:
         warm(server.web_port)
         outcome = rapid_reset(server.web_port, resets, server.pid)
         row(f"rapid reset, {resets} streams", {**asdict(outcome), "growth_mb": round(outcome.growth_mb, 1)})
         row("served after it", served_within(server.web_port, 10.0)[0])
+        outcome = rapid_reset_reconnecting(server.web_port, resets, server.pid)
+        row(
+            f"rapid reset, {resets} streams, reconnecting",
+            {**asdict(outcome), "growth_mb": round(outcome.growth_mb, 1)},
+        )
         row("slow headers (s until closed, 60 max)", slow_headers(server.web_port, 60))
         took, answer = slow_body(server.web_port, 60)
         row("slow body (s until answered or closed, 60 max)", [took, answer[:60].decode("latin-1")])
@@ -425,25 +459,27 @@ def measure(resets: int, folder: Path) -> list[dict[str, object]]:
     finally:
         took, code = server.stop()
         row("SIGTERM, --grace 5 (s until exit, None: killed after 30)", [took, code])
+
+
+def _sigterm_after_burst(resets: int, folder: Path, row: Callable[[str, object], None]) -> None:
     server = Server(folder)
     try:
         warm(server.web_port)
         rapid_reset(server.web_port, resets, server.pid, settle=0)
-        log = server.log()
     finally:
         took, code = server.stop()
-        log = server.log()
+    log = server.log()
     row("SIGTERM right after the rapid reset, --grace 5 (s, exit code)", [took, code])
     row("tracebacks in the log after it", log.count("Traceback"))
-    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--resets", type=int, default=100_000)
+    parser.add_argument("--only-sigterm", action="store_true", help="only SIGTERM after a rapid-reset burst")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="web-attacks-") as folder:
-        measure(args.resets, Path(folder))
+        measure(args.resets, Path(folder), args.only_sigterm)
     return 0
 
 
