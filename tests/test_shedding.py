@@ -210,3 +210,84 @@ def test_the_browser_port_sheds_with_the_same_details_and_pushback(tmp_path: Pat
         assert all(detail["type"] != "google.rpc.RetryInfo" for detail in body["details"])
     finally:
         server.stop()
+
+
+# -- the project's client retries sheds, within the call's deadline, never a move twice ---------------------
+
+
+@pytest.mark.slow
+def test_the_client_retries_sheds_within_the_deadline_and_applies_each_move_once(tmp_path: Path) -> None:
+    from bigtwo.client import BigTwoClient
+    from bigtwo.client.client_errors import BigTwoResourceExhausted
+    from bigtwo.client.results import GameRef
+    from bigtwo.engine import preset
+
+    server = ServerProcess(tmp_path, "--heavy-workers", "1", "--heavy-waiting", "0", "--no-call-log")
+    rules = preset("classic")
+    try:
+        with BigTwoClient(server.target, timeout=30, seed=7) as client:
+            games = [client.deal(rules, deal_code=str(DealCode(seed))) for seed in (11, 12, 13)]
+            played: dict[int, list[int]] = {}
+            failures: list[BaseException] = []
+
+            def play(number: int) -> None:
+                # Each turn: a pro search (three tables at once on one worker: some are shed and
+                # retried), then its move applied; every move carries its index.
+                try:
+                    game, table = games[number].game, games[number].table
+                    indices = played.setdefault(number, [])
+                    for _ in range(6):
+                        choice = client.bot_move(game, "pro", seed=number, max_ms=SEARCH_MS)
+                        result = client.apply_move(game, choice.move, seat=table.to_act)
+                        assert result.accepted
+                        indices.append(result.index)
+                        game, table = result.game, result.table
+                    assert game.moves_made == 6 and len(game.moves) == 6
+                except BaseException as error:  # reported below, with the thread's failure
+                    failures.append(error)
+
+            threads = [threading.Thread(target=play, args=(number,)) for number in range(len(games))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=300)
+            assert not failures, failures
+            assert all(indices == list(range(6)) for indices in played.values()), played
+            assert client.shed_retries > 0, "three searches at once on one worker: some were shed and retried"
+
+            # A request over a limit is never retried.
+            before = client.retries_made
+            with pytest.raises(BigTwoResourceExhausted) as caught:
+                client.legal_moves(GameRef(rules, deal_code=str(DealCode(5)), moves=("pass",) * 1100))
+            assert caught.value.reason == "LOG_TOO_LONG" and not caught.value.shed
+            assert client.retries_made == before
+    finally:
+        server.stop()
+
+
+def test_a_shed_is_retried_only_within_the_calls_deadline() -> None:
+    import random
+
+    from bigtwo.client.client_errors import BigTwoResourceExhausted, BigTwoUnavailable
+    from bigtwo.client.transport import CallDeadline, RetryPolicy, _next_wait
+
+    policy, rng = RetryPolicy(), random.Random(3)
+    shed = BigTwoResourceExhausted(grpc.StatusCode.RESOURCE_EXHAUSTED, "busy", retry_delay=0.2)
+    limit = BigTwoResourceExhausted(grpc.StatusCode.RESOURCE_EXHAUSTED, "too long", reason="LOG_TOO_LONG")
+    asked: list[Any] = []
+
+    def retried(error: Any) -> bool:
+        asked.append(error)
+        return error.shed or error.code is grpc.StatusCode.UNAVAILABLE
+
+    for number in range(3):
+        wait = _next_wait(policy, rng, retried, CallDeadline(5.0), number, shed)
+        assert wait is not None and 0.2 <= wait <= max(0.2 * (1 + policy.jitter), policy.max_backoff)
+    assert _next_wait(policy, rng, retried, CallDeadline(0.1), 0, shed) is None, "the wait would pass the deadline"
+    assert _next_wait(policy, rng, retried, CallDeadline(5.0), 0, limit) is None, "a limit is not retried"
+    assert _next_wait(policy, rng, retried, CallDeadline(5.0), policy.attempts - 1, shed) is None
+    # After UNAVAILABLE the retry goes to another target with a whole deadline of its own.
+    deadline = CallDeadline(0.1)
+    gone = BigTwoUnavailable(grpc.StatusCode.UNAVAILABLE, "gone")
+    wait = _next_wait(policy, rng, retried, deadline, 0, gone)
+    assert wait is not None and deadline.left() > 0.1

@@ -23,7 +23,16 @@ from .client_errors import BigTwoError, BigTwoUnavailable, error_from_rpc, token
 from .codec import move_to_pb
 from .connect import await_connection_async
 from .results import Dealt, GameRef, MoveResult
-from .transport import NO_RETRY, Security, Transport, aio_channel, method_of, retrying_async
+from .transport import (
+    NO_RETRY,
+    CallDeadline,
+    Security,
+    Transport,
+    aio_channel,
+    method_of,
+    retrying_async,
+    retrying_async_within,
+)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -101,17 +110,17 @@ class AsyncBigTwoClient(Transport):
     # -- transport -------------------------------------------------------------------------------
 
     async def _send(self, rpc: Rpc[Any], request: Message, timeout: float | None) -> Message:
-        start, deadline = self._next_index(), self._deadline(timeout)
-        return await retrying_async(
-            self._policy(rpc), self._rng, self._retried, self._attempt, rpc.name, request, start, deadline
+        start, deadline = self._next_index(), CallDeadline(self._deadline(timeout))
+        return await retrying_async_within(
+            self._policy(rpc), self._rng, self._retried, deadline, self._attempt, rpc.name, request, start, deadline
         )
 
-    async def _attempt(self, number: int, name: str, request: Message, start: int, deadline: float) -> Message:
+    async def _attempt(self, number: int, name: str, request: Message, start: int, deadline: CallDeadline) -> Message:
         """Attempt ``number`` of a unary call: on the ``number``-th target after ``start``."""
         endpoint = self._endpoints[(start + number) % len(self._endpoints)]
         self.calls_made += 1
         try:
-            return await endpoint.methods[name](request, timeout=deadline, metadata=self._metadata)
+            return await endpoint.methods[name](request, timeout=deadline.left(), metadata=self._metadata)
         except grpc.aio.AioRpcError as error:
             raise error_from_rpc(error, endpoint.target) from None
 

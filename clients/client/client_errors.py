@@ -36,6 +36,7 @@ class BigTwoError(Exception):
         reason: str = "",
         metadata: dict[str, str] | None = None,
         target: str = "",
+        retry_delay: float | None = None,
     ) -> None:
         super().__init__(f"{code.name}: {message}")
         self.code = code
@@ -44,6 +45,15 @@ class BigTwoError(Exception):
         self.reason = reason
         self.metadata = dict(metadata or {})
         self.target = target
+        self.retry_delay = retry_delay
+        """Seconds, from the status's google.rpc.RetryInfo: the server refused the call for load (a
+        shed) and says when to send it again; None for any other failure."""
+
+    @property
+    def shed(self) -> bool:
+        """Whether the call was refused for load, not for what it asked: worth sending again after
+        :attr:`retry_delay` (the client does, within the call's deadline)."""
+        return self.retry_delay is not None
 
 
 class BigTwoInvalidArgument(BigTwoError):
@@ -64,7 +74,8 @@ class BigTwoUnauthenticated(BigTwoError):
 
 
 class BigTwoResourceExhausted(BigTwoError):
-    """A request over the limits, or a server at its concurrency limit."""
+    """A request over the limits (``reason`` LOG_TOO_LONG...: never retried), or a server refusing
+    for load (``shed``, with a ``retry_delay``: retried within the call's deadline)."""
 
 
 class BigTwoUnavailable(BigTwoError):
@@ -94,10 +105,12 @@ _TOKEN_REFUSALS = frozenset({"TOKEN_UNKNOWN_KEY", "TOKEN_BAD_SIGNATURE"})
 
 def _status_details(
     trailing: Iterable[tuple[str, str | bytes]] | None,
-) -> tuple[list[FieldViolation], str, dict[str, str]]:
-    """The field violations, reason and metadata packed in ``grpc-status-details-bin``."""
+) -> tuple[list[FieldViolation], str, dict[str, str], float | None]:
+    """The field violations, reason, metadata and retry delay (seconds, from a RetryInfo) packed
+    in ``grpc-status-details-bin``."""
     violations: list[FieldViolation] = []
     reason, metadata = "", {}
+    retry_delay: float | None = None
     for key, value in trailing or ():
         if key != "grpc-status-details-bin":
             continue
@@ -110,7 +123,11 @@ def _status_details(
                 info = error_details_pb2.ErrorInfo()
                 detail.Unpack(info)
                 reason, metadata = info.reason, dict(info.metadata)
-    return violations, reason, metadata
+            elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+                retry = error_details_pb2.RetryInfo()
+                detail.Unpack(retry)
+                retry_delay = max(0.0, retry.retry_delay.ToNanoseconds() / 1e9)
+    return violations, reason, metadata, retry_delay
 
 
 def error_from_rpc(error: BaseException, target: str = "") -> BigTwoError:
@@ -122,11 +139,13 @@ def error_from_rpc(error: BaseException, target: str = "") -> BigTwoError:
     trailing_of = getattr(error, "trailing_metadata", None)
     code: grpc.StatusCode = code_of() if callable(code_of) else grpc.StatusCode.UNKNOWN
     message: str = (details_of() if callable(details_of) else str(error)) or ""
-    violations, reason, metadata = _status_details(trailing_of() if callable(trailing_of) else None)
+    violations, reason, metadata, retry_delay = _status_details(trailing_of() if callable(trailing_of) else None)
     if code is grpc.StatusCode.UNAVAILABLE and not reason:
         reason = connection_failure(message)[0]
     cls = _ERRORS.get(code, BigTwoError)
-    return cls(code, message, violations=violations, reason=reason, metadata=metadata, target=target)
+    return cls(
+        code, message, violations=violations, reason=reason, metadata=metadata, target=target, retry_delay=retry_delay
+    )
 
 
 def token_refused(error: BigTwoError) -> bool:

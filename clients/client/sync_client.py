@@ -23,7 +23,16 @@ from .client_errors import BigTwoError, BigTwoUnavailable, error_from_rpc, token
 from .codec import move_to_pb
 from .connect import await_connection
 from .results import Dealt, GameRef, MoveResult
-from .transport import NO_RETRY, Security, Transport, method_of, retrying, sync_channel
+from .transport import (
+    NO_RETRY,
+    CallDeadline,
+    Security,
+    Transport,
+    method_of,
+    retrying,
+    retrying_within,
+    sync_channel,
+)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -98,15 +107,16 @@ class BigTwoClient(Transport):
     # -- transport -------------------------------------------------------------------------------
 
     def _send(self, rpc: Rpc[Any], request: Message, timeout: float | None) -> Message:
-        start, deadline = self._next_index(), self._deadline(timeout)
-        return retrying(self._policy(rpc), self._rng, self._retried, self._attempt, rpc.name, request, start, deadline)
+        start, deadline = self._next_index(), CallDeadline(self._deadline(timeout))
+        policy, retried = self._policy(rpc), self._retried
+        return retrying_within(policy, self._rng, retried, deadline, self._attempt, rpc.name, request, start, deadline)
 
-    def _attempt(self, number: int, name: str, request: Message, start: int, deadline: float) -> Message:
+    def _attempt(self, number: int, name: str, request: Message, start: int, deadline: CallDeadline) -> Message:
         """Attempt ``number`` of a unary call: on the ``number``-th target after ``start``."""
         endpoint = self._endpoints[(start + number) % len(self._endpoints)]
         self.calls_made += 1
         try:
-            return endpoint.methods[name](request, timeout=deadline, metadata=self._metadata)
+            return endpoint.methods[name](request, timeout=deadline.left(), metadata=self._metadata)
         except grpc.RpcError as error:
             raise error_from_rpc(error, endpoint.target) from None
 

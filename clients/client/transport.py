@@ -5,7 +5,11 @@ deadlines, and the one retry mechanism (:class:`RetryPolicy` driven by :func:`re
 Every call has a deadline (``timeout``, default :data:`DEFAULT_TIMEOUT` seconds). A unary call that
 fails with ``UNAVAILABLE``, or with ``CANCELLED`` (what gRPC answers a call that reached a server at
 the instant it began to shut down, grpc/grpc#41785), is retried with exponential backoff and jitter
-on the next target of the list. gRPC's own retries are switched off so that there is one policy.
+on the next target of the list, each attempt with a whole deadline of its own. A call the server
+refused for load (a shed: ``RESOURCE_EXHAUSTED`` with a ``google.rpc.RetryInfo``) is retried the
+same way, never sooner than the RetryInfo's delay, and only while the call's own deadline leaves
+room: the retry gets what is left of it. A ``RESOURCE_EXHAUSTED`` without one (a request over a
+limit) is not retried. gRPC's own retries are switched off so that there is one policy.
 """
 
 from __future__ import annotations
@@ -56,15 +60,63 @@ class RetryPolicy:
         base = min(self.max_backoff, self.initial_backoff * self.multiplier**retry)
         return base * (1.0 - self.jitter * rng.random())
 
+    def wait(self, retry: int, rng: random.Random, retry_delay: float | None) -> float:
+        """The wait before retry ``retry``: :meth:`delay`, or for a shed at least the server's
+        ``retry_delay``, spread above it by the jitter (clients shed together come back apart)."""
+        backoff = self.delay(retry, rng)
+        if retry_delay is None:
+            return backoff
+        return max(backoff, retry_delay * (1.0 + self.jitter * rng.random()))
+
 
 NO_RETRY = RetryPolicy(attempts=1)
 RETRIED_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
-"""Statuses a unary call is sent again for. CANCELLED: gRPC answers it (not UNAVAILABLE) to a call
-that reached a server at the instant it began to shut down, before a handler took it
-(grpc/grpc#41785); the calls are pure functions of their requests, so resending is safe."""
+"""Statuses a unary call is sent again for, besides sheds (``RESOURCE_EXHAUSTED`` with a RetryInfo,
+:attr:`~bigtwo.client.client_errors.BigTwoError.shed`). CANCELLED: gRPC answers it (not UNAVAILABLE)
+to a call that reached a server at the instant it began to shut down, before a handler took it
+(grpc/grpc#41785); the calls are pure functions of their requests and a move carries its index, so
+resending is safe (a shed was refused before its handler ran: nothing of it was applied)."""
 
 Retried = Callable[[BigTwoError], bool]
-"""Whether a failed attempt is tried again (called only while attempts are left; may count it)."""
+"""Whether a failed attempt is tried again (called only while attempts are left and, for a shed,
+while the call's deadline leaves room; may count it)."""
+
+
+class CallDeadline:
+    """A unary call's deadline across its attempts. The first attempt has ``timeout`` seconds; a
+    retry after a shed keeps the call's deadline (it is made only if its wait ends before it, and
+    gets what is left); a retry after ``UNAVAILABLE`` or ``CANCELLED`` goes to another target with
+    a whole ``timeout`` of its own, as it always did."""
+
+    __slots__ = ("timeout", "until")
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.until = time.monotonic() + timeout
+
+    def left(self) -> float:
+        """Seconds left for the attempt being made."""
+        return max(0.0, self.until - time.monotonic())
+
+
+def _next_wait(
+    policy: RetryPolicy,
+    rng: random.Random,
+    retried: Retried,
+    deadline: CallDeadline | None,
+    number: int,
+    error: BigTwoError,
+) -> float | None:
+    """The wait before attempt ``number + 1`` after ``error``, or None when none is made."""
+    if number + 1 >= policy.attempts:
+        return None
+    wait = policy.wait(number, rng, error.retry_delay)
+    if deadline is not None:
+        if error.retry_delay is not None and wait >= deadline.left():
+            return None  # a shed's retry fits in the call's deadline, or is not made
+        if error.retry_delay is None:
+            deadline.until = time.monotonic() + wait + deadline.timeout
+    return wait if retried(error) else None
 
 
 def retrying(
@@ -77,14 +129,29 @@ def retrying(
 ) -> T:
     """``attempt(0, *args, **kwargs)``, then ``attempt(1, ...)``... after a backoff, while it raises
     an error ``retried`` accepts and ``policy`` has attempts left; the last error is raised."""
+    return retrying_within(policy, rng, retried, None, attempt, *args, **kwargs)
+
+
+def retrying_within(
+    policy: RetryPolicy,
+    rng: random.Random,
+    retried: Retried,
+    deadline: CallDeadline | None,
+    attempt: Callable[Concatenate[int, P], T],
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> T:
+    """:func:`retrying` for a unary call with its :class:`CallDeadline`: a shed is retried only
+    within it."""
     number = 0
     while True:
         try:
             return attempt(number, *args, **kwargs)
         except BigTwoError as error:
-            if number + 1 >= policy.attempts or not retried(error):
+            wait = _next_wait(policy, rng, retried, deadline, number, error)
+            if wait is None:
                 raise
-        time.sleep(policy.delay(number, rng))
+        time.sleep(wait)
         number += 1
 
 
@@ -97,14 +164,28 @@ async def retrying_async(
     **kwargs: P.kwargs,
 ) -> T:
     """:func:`retrying` for coroutines: the same policy, the waits on the event loop."""
+    return await retrying_async_within(policy, rng, retried, None, attempt, *args, **kwargs)
+
+
+async def retrying_async_within(
+    policy: RetryPolicy,
+    rng: random.Random,
+    retried: Retried,
+    deadline: CallDeadline | None,
+    attempt: Callable[Concatenate[int, P], Awaitable[T]],
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> T:
+    """:func:`retrying_within` for coroutines."""
     number = 0
     while True:
         try:
             return await attempt(number, *args, **kwargs)
         except BigTwoError as error:
-            if number + 1 >= policy.attempts or not retried(error):
+            wait = _next_wait(policy, rng, retried, deadline, number, error)
+            if wait is None:
                 raise
-        await asyncio.sleep(policy.delay(number, rng))
+        await asyncio.sleep(wait)
         number += 1
 
 
@@ -229,6 +310,8 @@ class Transport:
         self.retries_made = 0
         self.cancelled_retries = 0
         """Retries of unary calls answered CANCELLED (a server caught shutting down)."""
+        self.shed_retries = 0
+        """Retries of unary calls a server refused for load (RESOURCE_EXHAUSTED with a RetryInfo)."""
         self._open()
 
     def _open(self) -> None:
@@ -248,11 +331,14 @@ class Transport:
 
     def _retried(self, error: BigTwoError) -> bool:
         """Whether a unary call that failed with ``error`` is sent again (and counts it)."""
-        if error.code not in RETRIED_CODES:
+        shed = error.code is grpc.StatusCode.RESOURCE_EXHAUSTED and error.shed
+        if error.code not in RETRIED_CODES and not shed:
             return False
         self.retries_made += 1
         if error.code is grpc.StatusCode.CANCELLED:
             self.cancelled_retries += 1
+        if shed:
+            self.shed_retries += 1
         return True
 
 
@@ -262,6 +348,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "NO_RETRY",
     "RETRIED_CODES",
+    "CallDeadline",
     "RetryPolicy",
     "Security",
     "Transport",
@@ -271,5 +358,7 @@ __all__ = [
     "parse_targets",
     "retrying",
     "retrying_async",
+    "retrying_async_within",
+    "retrying_within",
     "sync_channel",
 ]
