@@ -232,6 +232,7 @@ class Ruleset:
         """``{"preset": "web", "suit_order": "CDHS"}``: a preset (default ``classic``) plus overrides."""
         if not isinstance(data, Mapping):
             raise RulesetError(f"a ruleset is a mapping of option names to values, got {type(data).__name__}")
+        data = _flatten_options(data)
         preset_name = str(data.get("preset", "classic") or "classic")
         base = preset(preset_name)
         changes: dict[str, Any] = {}
@@ -386,6 +387,24 @@ PRESETS: dict[str, Ruleset] = {
 PRESETS["hong-kong-strict"] = replace(
     PRESETS["hong-kong"], preset="hong-kong-strict", single_two_last=SingleTwoLast.FORBIDDEN
 )
+def _flatten_options(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A ruleset written as a preset plus an ``options`` table (``[options]`` in TOML, ``"options":
+    {...}`` in JSON) is read as the flat form, the options beside the preset; an option given in both
+    places, or an ``options`` that is not a table, is refused with the form to use."""
+    nested = data.get("options")
+    if nested is None:
+        return data
+    flat_form = 'preset = "classic" and the options beside it (penalty = "flat"), or [options] holding only options'
+    if not isinstance(nested, Mapping):
+        raise RulesetError(f"'options' is a table of option names to values; write {flat_form}", option="options")
+    if "preset" in nested:
+        raise RulesetError(f"the preset goes beside [options], not inside it: write {flat_form}", option="options")
+    both = sorted(set(map(str, nested)) & {str(key) for key in data if key != "options"})
+    if both:
+        raise RulesetError(f"{', '.join(both)} given both beside the preset and under [options]; give each once")
+    return {**{key: value for key, value in data.items() if key != "options"}, **nested}
+
+
 PRESET_NAMES: tuple[str, ...] = ("classic", "web", "hong-kong", "hong-kong-strict", "taiwan", "pusoy-dos")
 
 PRESET_SUMMARIES: dict[str, str] = {

@@ -103,6 +103,10 @@ ROWS = [
     row("play-replay-out-missing-folder", "play --replay-out {tmp}/missing/game.toml", USAGE, "--replay-out"),
     row("play-resume-garbage", "play --resume {garbage_toml}", USAGE, "--resume", "garbage.toml"),
     row("play-unknown-bot-level", "play --bots genius", USAGE, "genius"),
+    row("play-more-levels-than-bots", "play --bots good,great,pro,random", USAGE, "3 bot seats", "4 levels"),
+    row("play-fewer-levels-than-bots", "play --bots good,great", USAGE, "3 bot seats", "2 levels", "one level"),
+    # refused before any server is started or reached (a dead --target would say so otherwise)
+    row("play-mistyped-deal-code", "play --target {dead} --deal-code 0000003NQK8N2", USAGE, "--deal-code", "mistyped"),
     row("play-seat-beyond-the-table", "play --seat p4 -o players=3", USAGE, "--seat p4", "p1-p3"),
     row("play-deals-and-match", "play --deals 2 -o match=open", USAGE, "--deals", "not both"),
     row("play-resume-with-rules", "play --resume {garbage_toml} --preset web", USAGE, "--resume", "leave out --preset"),

@@ -494,3 +494,24 @@ def test_block_runs_as_written(block: Block, tmp_path: Path, request: pytest.Fix
     assert finished.returncode == 0, f"{shown}\nexit status {finished.returncode}\n{output}"
     assert "Traceback (most recent call last)" not in finished.stderr + finished.stdout, f"{shown}\n{output}"
     assert tidy, f"{shown}\nleft processes running: a block stops the servers it starts\n{output}"
+    left = untracked_leftovers(tmp_path / "clone")
+    assert not left, f"{shown}\nleaves {left} in the clone, which git status would show: .gitignore them"
+
+
+def untracked_leftovers(folder: Path) -> list[str]:
+    """What a block wrote in the clone's root that ``git status`` would list (not ignored)."""
+    written = [entry.name + ("/" if entry.is_dir() else "") for entry in folder.iterdir() if not entry.is_symlink()]
+    left = []
+    for name in written:
+        ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", "--no-index", "--", name], timeout=30)
+        if ignored.returncode != 0:
+            left.append(name)
+    return sorted(left)
+
+
+def test_the_leftover_check_sees_an_unignored_file(tmp_path: Path) -> None:
+    (tmp_path / "match.toml").write_text("")
+    (tmp_path / "replays").mkdir()
+    (tmp_path / "stray-notes.txt").write_text("")
+    (tmp_path / "README.md").symlink_to(ROOT / "README.md")
+    assert untracked_leftovers(tmp_path) == ["stray-notes.txt"]

@@ -109,7 +109,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_summary(out, tally)
     out.print(
-        f"{tally.files} files, {tally.deals} deals, {tally.actions} actions: "
+        f"{_count(tally.files, 'file')}, {_count(tally.deals, 'deal')}, {_count(tally.actions, 'action')}: "
         f"{tally.valid} valid, {tally.failed} failed ({seconds:.2f} s, {runner.describe()})",
         highlight=False,
     )
@@ -162,6 +162,10 @@ def _progress(quiet: bool, total: int) -> Iterator[Callable[[int], None] | None]
         yield lambda n: bar.advance(task, n)
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def _print_summary(out: Any, tally: AuditTally) -> None:
     """The verdict counts, and the first failures with what is wrong."""
     from rich.table import Table
@@ -175,13 +179,12 @@ def _print_summary(out: Any, tally: AuditTally) -> None:
     table.add_row("[bold]total[/]", f"[bold]{tally.files}[/]")
     out.print(table)
     if tally.failures:
-        fail_table = Table(title=f"Failures (first {len(tally.failures)} of {tally.failed})")
-        fail_table.add_column("file")
-        fail_table.add_column("verdict")
-        fail_table.add_column("what is wrong")
-        for row in tally.failures:
-            fail_table.add_row(Text(row.path), row.verdict, Text(row.message))  # names are data, not markup
-        out.print(fail_table)
+        # One line a failure, never cut to the terminal's width: a file name is what a person copies
+        # (a table column cut it with "…" at 80 columns), so the terminal wraps the line instead.
+        out.print(f"[bold]Failures[/] (first {len(tally.failures)} of {tally.failed}):")
+        for row in tally.failures:  # names and messages are data, not markup
+            line = Text.assemble("  ", (row.path, "bold"), "  ", (row.verdict, "red"), ": ", row.message)
+            out.print(line, soft_wrap=True)
 
 
 def _write_report(where: str, report: dict[str, Any], out: Any) -> None:

@@ -81,9 +81,14 @@ def bot_levels(spec: str, count: int) -> list[str]:
     for level in levels:
         if level not in LEVELS:
             raise UsageError(f"--bots: {level!r} is not a bot level; the levels are {', '.join(LEVELS)}.")
-    while len(levels) < count:
-        levels.append(levels[-1])
-    return levels[:count]
+    if len(levels) == 1:  # one level fills every bot seat
+        return levels * count
+    if len(levels) != count:
+        raise UsageError(
+            f"--bots: this table has {count} bot seat{'s' if count != 1 else ''} and {len(levels)} levels were "
+            f"given; give {count} (e.g. --bots {','.join(((levels * count)[:count]))}) or one level for every seat."
+        )
+    return levels
 
 
 @dataclass
@@ -117,6 +122,13 @@ def setup_from_args(args: argparse.Namespace) -> Setup:
     if me >= rules.players:
         raise UsageError(f"--seat {seat_ref(me)}: this table seats p1-p{rules.players}; choose one of those.")
     bots = iter(bot_levels(args.bots or DEFAULT_BOTS, rules.players - 1))
+    if args.deal_code:  # a mistyped code is refused here, before any server starts
+        from bigtwo.engine import DealCode, deal_from_code
+
+        try:
+            deal_from_code(DealCode.parse(args.deal_code), rules)
+        except ValueError as error:
+            raise UsageError(f"--deal-code: {error}") from None
     levels = tuple(None if seat == me else next(bots) for seat in range(rules.players))
     person = args.name or "You"
     names = distinct_names([person if level is None else f"{level} bot" for level in levels])

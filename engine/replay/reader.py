@@ -114,7 +114,13 @@ class _Reader:
         allowed = tuple(allowed)
         for key in data:
             if key not in allowed:
-                raise self.fail((*path, key), f"unknown key {key!r} in {what}; valid keys: {', '.join(allowed)}")
+                # Each valid key once: options may be spelled with - or _, and the list says so
+                # rather than naming both spellings (which made it too long to show whole).
+                once = dict.fromkeys(name.replace("-", "_") for name in allowed)
+                spelled = " (- or _ alike)" if len(once) < len(allowed) else ""
+                shown = key if len(str(key)) <= 40 else f"{str(key)[:40]}…"
+                valid = ", ".join(once)
+                raise self.fail((*path, key), f"unknown key {shown!r} in {what}; valid keys{spelled}: {valid}")
         return data
 
     def str_(self, data: Mapping[str, Any], key: str, path: Path_, default: str | None = None) -> str:

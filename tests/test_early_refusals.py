@@ -1,0 +1,60 @@
+"""What a person writes is read or refused in a sentence that shows the right form (issue 35): a
+ruleset file as a preset plus an ``options`` table, an unknown replay key (each valid key once, the
+list whole), and the audit's failures with their file names whole at 80 columns."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from bigtwo.engine import Ruleset, RulesetError
+from bigtwo.engine.replay import ReplayFormatError, loads
+from client_support import BIGTWO
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def test_a_ruleset_with_an_options_table_reads_as_the_flat_form() -> None:
+    flat = Ruleset.from_toml('preset = "hong-kong"\nplayers = 3\npenalty = "flat"\n')
+    nested_toml = Ruleset.from_toml('preset = "hong-kong"\n[options]\nplayers = 3\npenalty = "flat"\n')
+    nested_json = Ruleset.from_json(json.dumps({"preset": "hong-kong", "options": {"players": 3, "penalty": "flat"}}))
+    assert flat.fingerprint == nested_toml.fingerprint == nested_json.fingerprint
+    assert flat.fingerprint != Ruleset.from_toml('preset = "hong-kong"\n').fingerprint
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('preset = "classic"\n[options]\npreset = "web"\n', "the preset goes beside [options]"),
+        ('preset = "classic"\npenalty = "flat"\n[options]\npenalty = "harsh"\n', "penalty given both"),
+        ('preset = "classic"\noptions = "flat"\n', "'options' is a table"),
+    ],
+)
+def test_a_misplaced_options_table_is_refused_with_the_form_to_use(text: str, says: str) -> None:
+    with pytest.raises(RulesetError) as refused:
+        Ruleset.from_toml(text)
+    assert says in str(refused.value)
+
+
+def test_an_unknown_replay_key_lists_each_valid_key_once_and_whole() -> None:
+    text = (GOLDEN / "classic-4p.toml").read_text().replace("[ruleset]", '[ruleset]\nsuit-ordr = "DCHS"', 1)
+    with pytest.raises(ReplayFormatError) as refused:
+        loads(text)
+    message = refused.value.message
+    assert "…" not in message and "(- or _ alike)" in message
+    assert message.count("suit_order") == 1 and "suit-order" not in message
+    assert "next_has_one_card" in message and "match" in message.rsplit(":", 1)[-1]
+
+
+def test_the_audit_shows_a_long_file_name_whole_at_80_columns(tmp_path: Path) -> None:
+    name = "a-replay-file-whose-name-goes-on-well-past-eighty-columns-of-a-small-terminal-window.toml"
+    (tmp_path / name).write_text("garbage = = =\n")
+    env = {**os.environ, "COLUMNS": "80", "TERM": "dumb"}
+    done = subprocess.run([BIGTWO, "audit", str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 1
+    assert str(tmp_path / name) in done.stdout, done.stdout
+    assert "1 file, 0 deals" in done.stdout  # counted in words: not "1 files"
