@@ -136,7 +136,7 @@ def test_whole_deals_are_played_by_clicks_by_keys_and_over_grpc_web(summary: dic
     # Deal 2 is the match's second: its totals are both deals' scores added up.
     assert second["totals"] == [a + b for a, b in zip(first["scores"], second["scores"], strict=True)]
     assert grpc_web["totals"] == grpc_web["scores"]
-    assert grpc_web["connection"].endswith("over gRPC-Web binary.")
+    assert grpc_web["connection"].startswith("Connected to ") and grpc_web["connection"].endswith("(gRPC-Web binary).")
 
 
 def test_the_replay_link_opens_the_services_replay_of_the_deal(summary: dict[str, Any]) -> None:

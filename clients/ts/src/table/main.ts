@@ -3,19 +3,31 @@
 // the game (moves, refusals, readouts, errors) is the service's.
 import { create } from "@bufbuild/protobuf";
 import { RulesetSchema, type Event, type Preset, type Ruleset } from "../gen/bigtwo/v1/types_pb.js";
+import { Code } from "@connectrpc/connect";
 import { send, type BigTwoClient, type CallSettings } from "../host/calls.js";
-import { toBigTwoError } from "../host/errors.js";
+import { toBigTwoError, type BigTwoError } from "../host/errors.js";
 import { DEFAULT_SUIT_ORDER, cardsInWords, parseCards } from "./cards.js";
 import { byId, el } from "./dom.js";
 import { groupsFor, HandView, type SortMode } from "./hand.js";
 import { replayHref } from "./replay.js";
 import { SeatMatch, splitHand, type BotSpec, type SeatDeal } from "./session.js";
 import { connect } from "./transport.js";
-import { matchSentence, renderSeats, renderSettlement, renderTrick, turnSentence } from "./view.js";
+import { matchSentence, renderSeats, renderSettlement, renderTrick, seatRef, turnSentence } from "./view.js";
 
 const BOT_LEVELS = ["random", "beginner", "good", "great", "pro"] as const;
 const DEFAULT_LEVEL = "good";
 const SETTINGS: CallSettings = { timeoutMs: 30_000 };
+
+/**
+ * Whether a failed call never reached the service: it stopped, or the network is down. The Connect
+ * library reports a fetch that failed as Unknown ("Failed to fetch"), not Unavailable.
+ */
+function unreachable(error: BigTwoError): boolean {
+  if (error.code === Code.Unavailable || error.code === Code.Canceled) {
+    return true;
+  }
+  return error.code === Code.Unknown && /fetch|network|load failed|connection/i.test(error.sentence);
+}
 
 /** "name=value, name=value" as ruleset options. */
 function parseOverrides(text: string): Record<string, string> {
@@ -43,6 +55,8 @@ class TablePage {
   private retry: (() => Promise<void>) | undefined;
   private readonly hand: HandView;
   private readonly seed: number;
+  private readonly host: string;
+  private readonly protocol: string;
 
   private readonly ui = {
     connection: byId("connection", HTMLElement),
@@ -82,7 +96,11 @@ class TablePage {
     const query = new URLSearchParams(location.search);
     const connection = connect(location.origin, query);
     this.client = connection.client;
-    this.ui.connection.textContent = `Connected to ${location.host} over ${connection.label}.`;
+    this.host = location.host;
+    this.protocol = connection.label;
+    // The header says what is known: connecting until the first answer, then each call's outcome.
+    this.ui.connection.textContent = `Connecting to ${this.host}…`;
+    this.ui.connection.dataset["state"] = "connecting";
     const seed = Number(query.get("seed"));
     this.seed = Number.isSafeInteger(seed) && seed > 0 ? seed : crypto.getRandomValues(new Uint32Array(1))[0] ?? 1;
     // A refusal is about the selection that was sent: a new selection replaces it with its readout.
@@ -119,7 +137,7 @@ class TablePage {
   private renderSeatChoices(players: number): void {
     const chosen = Number(this.ui.seat.value || "0");
     this.ui.seat.replaceChildren(
-      ...Array.from({ length: players }, (_, seat) => el("option", { value: seat, selected: seat === chosen }, `Seat ${seat}`)),
+      ...Array.from({ length: players }, (_, seat) => el("option", { value: seat, selected: seat === chosen }, seatRef(seat))),
     );
     this.renderBotChoices(players);
   }
@@ -132,7 +150,7 @@ class TablePage {
         const id = `bot-${seat}`;
         const select = el("select", { id, "data-seat": seat });
         select.append(...BOT_LEVELS.map((level) => el("option", { value: level, selected: level === DEFAULT_LEVEL }, level)));
-        return el("p", { class: "bot-choice" }, el("label", { for: id }, `Seat ${seat} bot`), select);
+        return el("p", { class: "bot-choice" }, el("label", { for: id }, `${seatRef(seat)} bot`), select);
       });
     this.ui.bots.replaceChildren(el("legend", {}, "Bots"), ...rows);
   }
@@ -146,8 +164,9 @@ class TablePage {
 
   private async startMatch(): Promise<void> {
     const requested = create(RulesetSchema, { preset: this.ui.preset.value, options: parseOverrides(this.ui.options.value) });
-    const described = await this.call(() =>
-      send(SETTINGS, (call) => this.client.describeRuleset({ ruleset: requested }, call)),
+    const described = await this.call(
+      () => send(SETTINGS, (call) => this.client.describeRuleset({ ruleset: requested }, call)),
+      () => this.startMatch(),
     );
     if (described === undefined) {
       return;
@@ -222,7 +241,10 @@ class TablePage {
       this.showRefusal("Select the cards to play first, or pass.");
       return;
     }
-    const answer = await this.call(() => deal.move(text));
+    const answer = await this.call(
+      () => deal.move(text),
+      () => this.move(text),
+    );
     if (answer === undefined) {
       return;
     }
@@ -243,7 +265,10 @@ class TablePage {
       return;
     }
     // Wrapped, so that a failed call (undefined) is told apart from "no play" (an unset play).
-    const answer = await this.call(async () => ({ play: await deal.hint(this.hand.selection) }));
+    const answer = await this.call(
+      async () => ({ play: await deal.hint(this.hand.selection) }),
+      () => this.hint(),
+    );
     if (answer === undefined || this.deal !== deal) {
       return;
     }
@@ -362,18 +387,45 @@ class TablePage {
     this.ui.announce.textContent = text;
   }
 
-  /** A call with the page marked busy; a failed call shows the service's sentence and gives undefined. */
-  private async call<T>(work: () => Promise<T>): Promise<T | undefined> {
+  /** The header: connected (and how), or that the service cannot be reached. */
+  private showConnected(connected: boolean): void {
+    this.ui.connection.dataset["state"] = connected ? "connected" : "unreachable";
+    this.ui.connection.textContent = connected
+      ? `Connected to ${this.host} (${this.protocol}).`
+      : `Not connected: the service at ${this.host} does not answer.`;
+  }
+
+  /**
+   * A call with the page marked busy; a failed call shows the service's sentence and gives
+   * undefined. A call that never reached the service says so in words, keeps the game as it was
+   * and offers Try again, which runs `again` (the whole action: moves carry their index, so one
+   * sent again is never applied twice).
+   */
+  private async call<T>(work: () => Promise<T>, again?: () => Promise<void>): Promise<T | undefined> {
     this.busy = true;
     document.body.setAttribute("aria-busy", "true");
     this.showPhase();
     this.ui.error.textContent = "";
     this.ui.retry.hidden = true;
     try {
-      return await work();
+      const answer = await work();
+      this.showConnected(true);
+      return answer;
     } catch (thrown) {
       const error = toBigTwoError(thrown);
-      this.ui.error.textContent = `${error.codeName}: ${error.sentence}`;
+      if (unreachable(error)) {
+        this.showConnected(false);
+        const kept = this.deal === undefined ? "" : " Your game is kept where it was.";
+        this.ui.error.textContent =
+          `The Big Two service at ${this.host} cannot be reached: it may have stopped, or the network is down.${kept} ` +
+          "Start it again (make run), then press Try again.";
+        if (again !== undefined) {
+          this.offerRetry(again);
+        }
+      } else {
+        this.showConnected(true); // it answered, with an error
+        this.ui.error.textContent = error.sentence;
+      }
       return undefined;
     } finally {
       this.busy = false;

@@ -5,12 +5,17 @@ import { cardFace, cardName, cardsInWords, parseCards } from "./cards.js";
 import { el } from "./dom.js";
 import type { BotSpec } from "./session.js";
 
+/** "p1" for seat 0: how every screen, page and sentence numbers seats (the API stays 0-based). */
+export function seatRef(seat: number): string {
+  return `p${seat + 1}`;
+}
+
 export function seatLabel(seat: number, personSeat: number, bots: readonly BotSpec[]): string {
   if (seat === personSeat) {
-    return `Seat ${seat} (you)`;
+    return `${seatRef(seat)} (you)`;
   }
   const bot = bots.find((candidate) => candidate.seat === seat);
-  return bot ? `Seat ${seat} (${bot.level} bot)` : `Seat ${seat}`;
+  return bot ? `${seatRef(seat)} (${bot.level} bot)` : seatRef(seat);
 }
 
 /** A card face that is not a button: the cards on the table. */
