@@ -91,9 +91,16 @@ FUZZ_REQUESTS ?= 60000
 FUZZ_SEED     ?= 1
 FUZZ_SECONDS  ?= 330
 FUZZ_MIN      ?= 50000
+# Then the browser port at the HTTP/2 frame level (issue 32): H2_FUZZ_ATTACKS seeded attacks per mode
+# (rapid reset, CONTINUATION/SETTINGS/PING floods, window abuse, slow bodies, half-closed streams,
+# random frames; tests/fuzz/h2_frames.py), failing on a hang, a crash, an error logged or an RSS rise.
+H2_FUZZ_ATTACKS ?= 400
+H2_FUZZ_SECONDS ?= 240
 fuzz: venv
 	$(PY) tests/fuzz/fuzz_service.py --mode both --requests $(FUZZ_REQUESTS) --seed $(FUZZ_SEED) \
 	  --seconds $(FUZZ_SECONDS) --min-requests $(FUZZ_MIN)
+	$(PY) tests/fuzz/h2_frames.py --mode both --attacks $(H2_FUZZ_ATTACKS) --seed $(FUZZ_SEED) \
+	  --seconds $(H2_FUZZ_SECONDS)
 
 # ruff (with the complexity bound), the one-way layer contracts (pyproject.toml [tool.importlinter]) and
 # mypy --strict over every package under its import name (tests/tools/package_links.py explains the links).
