@@ -1,9 +1,9 @@
 // Failed calls as typed errors. A rule refusal is not one of them: it is a normal answer
 // (MoveOutcome.refusal, see Refusal in moves.ts). These carry what the service sends with a
 // failed call: the gRPC code, the sentence, and the google.rpc details (ErrorInfo reason and
-// metadata, BadRequest field violations).
+// metadata, BadRequest field violations, RetryInfo's delay for a call refused for load).
 import { Code, ConnectError } from "@connectrpc/connect";
-import { BadRequestSchema, ErrorInfoSchema } from "./rpc_details.js";
+import { BadRequestSchema, ErrorInfoSchema, RetryInfoSchema } from "./rpc_details.js";
 
 /** One field of a malformed request (google.rpc.BadRequest) and what is wrong with it. */
 export interface Violation {
@@ -22,8 +22,17 @@ export class BigTwoError extends Error {
     readonly metadata: Readonly<Record<string, string>> = {},
     readonly violations: readonly Violation[] = [],
     options?: { cause?: unknown },
+    /** Milliseconds, from the status's google.rpc.RetryInfo: the service refused the call for
+     * load (a shed) and says when to send it again; undefined for any other failure. */
+    readonly retryDelayMs?: number,
   ) {
     super(`${Code[code] ?? code}${reason ? ` ${reason}` : ""}: ${sentence}`, options);
+  }
+
+  /** Whether the call was refused for load, not for what it asked: worth sending again after
+   * retryDelayMs (send() does, within the call's deadline). */
+  get shed(): boolean {
+    return this.retryDelayMs !== undefined;
   }
 
   /** The gRPC code's name, e.g. "FailedPrecondition". */
@@ -52,7 +61,8 @@ export class UnauthenticatedError extends BigTwoError {
   override name = "UnauthenticatedError";
 }
 
-/** RESOURCE_EXHAUSTED: a request over the service's limits (LOG_TOO_LONG, HEAVY_CALLS_BUSY...). */
+/** RESOURCE_EXHAUSTED: a request over the service's limits (LOG_TOO_LONG...: never retried), or
+ * one refused for load (`shed`, HEAVY_CALLS_BUSY...: retried within the call's deadline). */
 export class ResourceExhaustedError extends BigTwoError {
   override name = "ResourceExhaustedError";
 }
@@ -96,13 +106,24 @@ export function toBigTwoError(thrown: unknown): BigTwoError {
   const violations = error
     .findDetails(BadRequestSchema)
     .flatMap((request) => request.fieldViolations.map(({ field, description }) => ({ field, description })));
+  const delay = error.findDetails(RetryInfoSchema)[0]?.retryDelay;
+  const retryDelayMs =
+    delay === undefined ? undefined : Math.max(0, Number(delay.seconds) * 1000 + Math.floor(delay.nanos / 1e6));
   const Class = classes[error.code] ?? BigTwoError;
-  return new Class(error.code, error.rawMessage, info?.reason ?? "", { ...info?.metadata }, violations, {
-    cause: thrown,
-  });
+  return new Class(
+    error.code,
+    error.rawMessage,
+    info?.reason ?? "",
+    { ...info?.metadata },
+    violations,
+    { cause: thrown },
+    retryDelayMs,
+  );
 }
 
-/** Codes a call may be sent again after: it never reached a handler, or the connection broke. */
+/** Whether a call may be sent again after `error`: it never reached a handler, the connection
+ * broke, or the service refused it for load (RESOURCE_EXHAUSTED with a RetryInfo). A
+ * RESOURCE_EXHAUSTED without one is a request over a limit: the same answer again. */
 export function isRetryable(error: BigTwoError): boolean {
-  return error.code === Code.Unavailable || error.code === Code.Canceled;
+  return error.code === Code.Unavailable || error.code === Code.Canceled || (error.code === Code.ResourceExhausted && error.shed);
 }

@@ -1,4 +1,4 @@
-// The two google.rpc error details the service sends (google/rpc/error_details.proto), described
+// The google.rpc error details the service sends (google/rpc/error_details.proto), described
 // here by hand: googleapis is not among the project's protos and @bufbuild/protobuf's wkt has no
 // google.rpc types. Only the fields the service fills are declared; unknown fields are skipped
 // when decoding, so the full messages decode fine.
@@ -26,6 +26,17 @@ export type FieldViolation = Message<"google.rpc.BadRequest.FieldViolation"> & {
 /** google.rpc.BadRequest: the fields of a malformed request. */
 export type BadRequest = Message<"google.rpc.BadRequest"> & {
   fieldViolations: FieldViolation[];
+};
+
+/** google.protobuf.Duration, as RetryInfo carries it. */
+export type RetryDelay = Message<"google.rpc.RetryInfo.Delay"> & {
+  seconds: bigint;
+  nanos: number;
+};
+
+/** google.rpc.RetryInfo: the call was refused for load (a shed); send it again after retryDelay. */
+export type RetryInfo = Message<"google.rpc.RetryInfo"> & {
+  retryDelay?: RetryDelay;
 };
 
 const text = (name: string, number: number) => ({ name, number, type: Type.STRING, label: Label.OPTIONAL });
@@ -63,6 +74,29 @@ const errorDetailsFile = create(FileDescriptorProtoSchema, {
       ],
       nestedType: [{ name: "FieldViolation", field: [text("field", 1), text("description", 2)] }],
     },
+    {
+      // retry_delay is a google.protobuf.Duration; described here by its two fields (same wire
+      // format), so that this file needs no import.
+      name: "RetryInfo",
+      field: [
+        {
+          name: "retry_delay",
+          number: 1,
+          type: Type.MESSAGE,
+          label: Label.OPTIONAL,
+          typeName: ".google.rpc.RetryInfo.Delay",
+        },
+      ],
+      nestedType: [
+        {
+          name: "Delay",
+          field: [
+            { name: "seconds", number: 1, type: Type.INT64, label: Label.OPTIONAL },
+            { name: "nanos", number: 2, type: Type.INT32, label: Label.OPTIONAL },
+          ],
+        },
+      ],
+    },
   ],
 });
 
@@ -78,3 +112,4 @@ function schema<T extends Message>(typeName: string): GenMessage<T> {
 
 export const ErrorInfoSchema: GenMessage<ErrorInfo> = schema<ErrorInfo>("google.rpc.ErrorInfo");
 export const BadRequestSchema: GenMessage<BadRequest> = schema<BadRequest>("google.rpc.BadRequest");
+export const RetryInfoSchema: GenMessage<RetryInfo> = schema<RetryInfo>("google.rpc.RetryInfo");

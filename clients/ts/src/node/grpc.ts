@@ -1,5 +1,7 @@
 // The Node transport: native gRPC over HTTP/2 (cleartext, prior knowledge), the protocol the
-// service speaks; it carries PlayStream's bidirectional stream too.
+// service speaks; it carries PlayStream's bidirectional stream too. Calls over it go through
+// send() (host/calls.ts), which retries UNAVAILABLE and sheds (RESOURCE_EXHAUSTED with a
+// RetryInfo) within the call's deadline.
 import { createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { BigTwoService } from "../gen/bigtwo/v1/service_pb.js";

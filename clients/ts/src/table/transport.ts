@@ -1,5 +1,8 @@
 // The page's connection to the service that served it: Connect by default (JSON, or binary with
-// ?format=binary); ?protocol=grpc-web speaks gRPC-Web (binary, or JSON with ?format=json).
+// ?format=binary); ?protocol=grpc-web speaks gRPC-Web (binary, or JSON with ?format=json). The
+// page sends every call through send() (host/calls.ts): a call the service refused for load (a
+// shed: the Connect error's google.rpc.RetryInfo) is retried after its delay, within the call's
+// deadline, as UNAVAILABLE is.
 import { createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 import { BigTwoService } from "../gen/bigtwo/v1/service_pb.js";
