@@ -33,7 +33,8 @@ from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 
 from .limits import WEB_LIMITS, WebLimits
-from .servicer import SERVICE_NAME
+from .servicer import SERVICE_NAME, Hosting
+from .web import WebConfig, WebGate, application
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -329,15 +330,13 @@ class WebPort:
     event loop of the aio server (:meth:`start`) or on a loop of its own beside the sync server
     (:meth:`start_thread`), drained and stopped with it."""
 
-    def __init__(self, hosting: Any, config: Any, *, draining_message: str, reuse_port: bool) -> None:
-        from .web import WebGate, application
-
+    def __init__(self, hosting: Hosting, config: WebConfig, *, draining_message: str, reuse_port: bool) -> None:
         self.config = config
-        self.limits: WebLimits = getattr(config, "limits", WEB_LIMITS)
+        self.limits = config.limits
         self.gate = WebGate(draining_message, config.max_calls)
         self.sock = bind_socket(config.host, config.port, reuse_port=reuse_port)
         self.port = int(self.sock.getsockname()[1])
-        self.hosts = HostAllowlist.of(tuple(getattr(config, "hosts", ())), config.host, self.port)
+        self.hosts = HostAllowlist.of(config.hosts, config.host, self.port)
         self.app = EdgeGuard(application(hosting, self.gate, config), self.hosts, self.limits, config.max_message_bytes)
         self._server: GranianServer | None = None
         self._thread: threading.Thread | None = None
