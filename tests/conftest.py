@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         else:
             os.environ[name] = value
     shutil.rmtree(_SANDBOX, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def make_run_beside() -> Iterator[list[int]]:
+    """The whole session runs as it would beside a developer's ``make run``: its ports (gRPC 50051,
+    metrics 9464, browser 8080) are held, those free now, so a test that binds or calls a default
+    port fails here rather than on the developer's machine (issue 35)."""
+    from service_support import holding_make_run_ports  # gRPC and the service load only when tests run
+
+    with holding_make_run_ports() as held:
+        yield held
 
 
 @pytest.fixture(scope="session")
