@@ -30,6 +30,20 @@ balanced per call (the round_robin policy).
 Distributed runs: each user's generator is seeded from (BIGTWO_SEED, the worker's index, the user's
 number). The master numbers its workers 0..N-1, so no two users anywhere play the same deals; a
 seed from the process id would not do, since containers' processes often share one (pid 1).
+
+gRPC's gevent threads: under gevent every wait of gRPC's sync API for its completion queue runs in
+the hub's thread pool (10 threads unless told), and a channel with a stream open keeps one of those
+threads for as long as the stream is open, waiting for its next event. With more users in a worker
+than threads, the open streams of users that were themselves waiting for a thread (a malformed
+request sent beside the stream is a blocking call) held every thread: the worker froze with no
+request sent (issue 31; ``tests/test_locust_distributed.py`` reproduces it). Each user therefore
+widens the pool by the most threads it can hold at once (:data:`THREADS_PER_USER`).
+
+A run that sends nothing fails: the master (or a local run) exits 1, with the reason logged, when
+the run made fewer requests than ``--min-requests`` (BIGTWO_MIN_REQUESTS), or than
+BIGTWO_MIN_RATE_PER_USER (default 1) per user and second after the ramp when no count is given,
+when no request was answered in the last BIGTWO_STALL_SECONDS (default 10, at most half the run),
+or when a worker went missing or sent no request in that window (:class:`RunGuard`).
 """
 
 from __future__ import annotations
@@ -40,6 +54,7 @@ grpc_gevent.init_gevent()  # before any other grpc use
 
 import itertools  # noqa: E402
 import json  # noqa: E402
+import logging  # noqa: E402
 import os  # noqa: E402
 import queue  # noqa: E402
 import random  # noqa: E402
@@ -47,13 +62,15 @@ import time  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 from typing import Any  # noqa: E402
 
+import gevent  # noqa: E402
 import grpc  # noqa: E402
 from bigtwo.engine import Deal, DealCode, deal_from_code, preset  # noqa: E402
 from bigtwo.tools.loadtest.generator import GARBAGE, random_legal, refused_move  # noqa: E402
 from bigtwo.v1 import service_pb2 as api  # noqa: E402
 from bigtwo.v1 import service_pb2_grpc as rpc  # noqa: E402
 from bigtwo.v1 import types_pb2 as pb  # noqa: E402
-from locust import User, between, task  # noqa: E402
+from locust import User, between, events, task  # noqa: E402
+from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner  # noqa: E402
 
 MODE = os.environ.get("BIGTWO_MODE", "unary")
 PRESET = os.environ.get("BIGTWO_PRESET", "classic")
@@ -66,8 +83,26 @@ SERVER_NAME = os.environ.get("BIGTWO_SERVER_NAME", "")
 SEED = os.environ.get("BIGTWO_SEED", "")
 # One address: the same as pick_first. Several (a headless Service): a connection to each, calls spread.
 ROUND_ROBIN = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
+MIN_RATE_PER_USER = float(os.environ.get("BIGTWO_MIN_RATE_PER_USER", "1"))
+STALL_SECONDS = float(os.environ.get("BIGTWO_STALL_SECONDS", "10"))
 TIMEOUT = 10.0
+THREADS_BASE = 10
+"""gevent's own default: gRPC's callback loop and name lookups take their threads from it too."""
+THREADS_PER_USER = 3
+"""The most gRPC completion-queue waits one user holds at once: the open stream's channel, one
+blocking call beside it, and the channel of the stream it just cancelled until that call ends."""
+_LOG = logging.getLogger("bigtwo.locust")
 _user_numbers = itertools.count()
+_live_users = 0
+
+
+def _widen_thread_pool(users: int) -> None:
+    """Let gRPC's waits of ``users`` users all hold a thread of the hub's pool at once (never
+    shrinks; an idle thread costs a stack and nothing else)."""
+    pool = gevent.get_hub().threadpool
+    wanted = THREADS_BASE + THREADS_PER_USER * users
+    if pool.maxsize < wanted:
+        pool.maxsize = wanted
 
 
 class Mismatch(Exception):
@@ -89,6 +124,9 @@ class BigTwoUser(User):
     wait_time = between(0.0, 0.05)
 
     def on_start(self) -> None:
+        global _live_users
+        _live_users += 1
+        _widen_thread_pool(_live_users)
         raw = os.environ.get("BIGTWO_TARGETS") or self.host or "127.0.0.1:50051"
         self.targets = [t.strip().removeprefix("http://") for t in raw.split(",") if t.strip()]
         self.channels = [self._channel(target) for _ in range(CHANNELS) for target in self.targets]
@@ -125,6 +163,8 @@ class BigTwoUser(User):
         return random.Random(f"{SEED}/{worker}/{self.number}")
 
     def on_stop(self) -> None:
+        global _live_users
+        _live_users -= 1
         for channel in self.channels:
             channel.close()
 
@@ -249,3 +289,116 @@ class BigTwoUser(User):
         finally:
             feed.items.put(None)
             responses.cancel()
+
+
+# -- a run that sends nothing fails ----------------------------------------------------------------
+
+
+class RunGuard:
+    """On the master (or a local run): samples the request count each second and, per worker, the
+    last report that carried requests; at the end, sets exit code 1 and logs why when the run made
+    far fewer requests than expected, stalled, or lost a worker."""
+
+    def __init__(self, environment: Any) -> None:
+        self.environment = environment
+        self.started = 0.0
+        self.ended = 0.0
+        self.last_growth = 0.0
+        self.seen = 0
+        self.users = 0
+        self.workers: dict[str, float] = {}
+        """Worker id -> when its last report with requests arrived (0: none yet)."""
+        self.sampler: Any = None
+
+    def on_test_start(self, **_: Any) -> None:
+        self.started = self.last_growth = time.monotonic()
+        self.sampler = gevent.spawn(self._sample)
+
+    def _sample(self) -> None:
+        while True:
+            gevent.sleep(1.0)
+            self._observe()
+
+    def _observe(self) -> None:
+        runner = self.environment.runner
+        self.users = max(self.users, int(getattr(runner, "user_count", 0) or 0))
+        count = self.environment.stats.total.num_requests
+        if count > self.seen:
+            self.seen, self.last_growth = count, time.monotonic()
+
+    def on_worker_connect(self, client_id: str, **_: Any) -> None:
+        self.workers.setdefault(client_id, 0.0)
+
+    def on_worker_report(self, client_id: str, data: dict[str, Any], **_: Any) -> None:
+        self.workers.setdefault(client_id, 0.0)
+        if data.get("stats_total", {}).get("num_requests", 0):
+            self.workers[client_id] = time.monotonic()
+
+    def on_test_stop(self, **_: Any) -> None:
+        if self.started and not self.ended:
+            self._observe()
+            self.ended = time.monotonic()
+            if self.sampler is not None:
+                self.sampler.kill(block=False)
+
+    def problems(self) -> list[str]:
+        """Why this run must not pass (empty: it may)."""
+        if not self.started:
+            return []
+        self.on_test_stop()
+        options = self.environment.parsed_options
+        seconds = self.ended - self.started
+        users = max(self.users, int(getattr(options, "num_users", 0) or 0))
+        rate = float(getattr(options, "spawn_rate", 0) or 0) or float(users or 1)
+        ramp = users / rate
+        asked = int(getattr(options, "min_requests", 0) or 0)
+        expected = asked or int(MIN_RATE_PER_USER * users * max(0.0, seconds - ramp))
+        made = self.environment.stats.total.num_requests
+        out = []
+        if made < expected:
+            basis = "--min-requests" if asked else f"{MIN_RATE_PER_USER:g}/s per user for {seconds - ramp:.0f} s"
+            out.append(f"the run made {made} requests, fewer than the {expected} expected ({basis})")
+        window = min(STALL_SECONDS, seconds / 2)
+        if made and self.ended - self.last_growth > window:
+            out.append(f"no request answered in the last {self.ended - self.last_growth:.1f} s of the run")
+        runner = self.environment.runner
+        if isinstance(runner, MasterRunner):
+            for client_id, last in sorted(self.workers.items()):
+                client = runner.clients.get(client_id)
+                if client is not None and client.state == STATE_MISSING:
+                    out.append(f"worker {client_id} stopped sending heartbeats")
+                elif not last:
+                    out.append(f"worker {client_id} reported no request")
+                elif self.ended - last > max(window, 6.0):  # workers report every 3 s
+                    out.append(f"worker {client_id} reported no request in the last {self.ended - last:.1f} s")
+        return out
+
+    def on_quitting(self, environment: Any, **_: Any) -> None:
+        problems = self.problems()
+        for problem in problems:
+            _LOG.error("run failed: %s", problem)
+        if problems and environment.process_exit_code in (None, 0):
+            environment.process_exit_code = 1
+
+
+@events.init_command_line_parser.add_listener
+def _arguments(parser: Any) -> None:
+    parser.add_argument(
+        "--min-requests",
+        type=int,
+        env_var="BIGTWO_MIN_REQUESTS",
+        default=0,
+        help="exit 1 when the run made fewer requests (0: BIGTWO_MIN_RATE_PER_USER per user-second)",
+    )
+
+
+@events.init.add_listener
+def _guard(environment: Any, **_: Any) -> None:
+    if isinstance(environment.runner, WorkerRunner):
+        return  # the master judges the run from every worker's reports
+    guard = RunGuard(environment)
+    environment.events.test_start.add_listener(guard.on_test_start)
+    environment.events.test_stop.add_listener(guard.on_test_stop)
+    environment.events.worker_connect.add_listener(guard.on_worker_connect)
+    environment.events.worker_report.add_listener(guard.on_worker_report)
+    environment.events.quitting.add_listener(guard.on_quitting)
