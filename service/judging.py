@@ -11,7 +11,7 @@ byte-for-byte the first answer; nothing is applied twice. Any other index is FAI
 
 from __future__ import annotations
 
-from bigtwo.engine import CardsPlayed, Move, Refusal
+from bigtwo.engine import CardsPlayed, Move, Refusal, mask_pretty, seat_ref
 from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
@@ -27,7 +27,8 @@ _PASS_BY_SEAT = tuple(LastMove(seat, 0, True) for seat in range(4))
 
 
 def _move_text(move: LastMove) -> str:
-    return f"seat {move.seat}: " + ("pass" if move.is_pass else cv.cards_text(move.mask))
+    """The last move in a person's words (a browser's Try again can meet this sentence)."""
+    return f"{seat_ref(move.seat)} " + ("passed" if move.is_pass else f"played {mask_pretty(move.mask)}")
 
 
 def _unset_index(made: int, path: str, need_index: bool) -> int:
