@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from concurrent import futures
 from dataclasses import asdict, dataclass, replace
 from multiprocessing.process import BaseProcess
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import grpc
@@ -27,6 +26,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from .container import read_budget, size
+from .health_port import start_aio as start_health_aio
+from .health_port import start_sync as start_health_sync
 from .keys import KeyConfigError, load_keys
 from .limits import LIMITS
 from .offload import Offload
@@ -42,6 +43,7 @@ from .telemetry import (
     logger,
     start_metrics_server,
 )
+from .tls import server_credentials
 from .tokens import TokenCodec
 from .web import WebConfig
 from .web_server import WebPort, web_limits
@@ -87,6 +89,9 @@ class ServerConfig:
     """Heavy calls that may wait for a worker beyond those computing; more are RESOURCE_EXHAUSTED;
     None: sized with the workers. In sync mode, at most half of ``threads`` hold heavy calls,
     computing or waiting."""
+    health_port: int | None = None
+    """A plaintext port serving only the health service (for the kubelet's grpc probes when the
+    service port speaks TLS; :mod:`bigtwo.service.health_port`): None, off."""
     web_port: int | None = None
     """The browser port (Connect and gRPC-Web, and the table; :mod:`bigtwo.service.web`): None, off;
     0, one the system chose."""
@@ -115,19 +120,9 @@ def grpc_options(cfg: ServerConfig, reuse_port: bool) -> list[tuple[str, Any]]:
     ]
 
 
-def _credentials(cfg: ServerConfig) -> grpc.ServerCredentials | None:
-    if not cfg.tls_cert and not cfg.tls_key:
-        return None
-    if not (cfg.tls_cert and cfg.tls_key):
-        raise SystemExit("bigtwo serve: --tls-cert and --tls-key go together")
-    cert, key = Path(cfg.tls_cert).read_bytes(), Path(cfg.tls_key).read_bytes()
-    ca = Path(cfg.tls_client_ca).read_bytes() if cfg.tls_client_ca else None
-    return grpc.ssl_server_credentials([(key, cert)], root_certificates=ca, require_client_auth=ca is not None)
-
-
 def _bind(server: Any, cfg: ServerConfig) -> int:
     address = f"{cfg.host}:{cfg.port}"
-    creds = _credentials(cfg)
+    creds = server_credentials(cfg.tls_cert, cfg.tls_key, cfg.tls_client_ca)  # re-read when the files change
     try:
         port = server.add_secure_port(address, creds) if creds else server.add_insecure_port(address)
     except RuntimeError as exc:
@@ -259,13 +254,16 @@ def _web_port(cfg: ServerConfig, hosting: Hosting, reuse_port: bool) -> WebPort 
     return WebPort(hosting, config, draining_message=DRAINING_DETAILS, reuse_port=reuse_port)
 
 
-def _announce(cfg: ServerConfig, port: int, reuse_port: bool, hosting: Hosting, web: WebPort | None) -> None:
+def _announce(
+    cfg: ServerConfig, port: int, reuse_port: bool, hosting: Hosting, web: WebPort | None, health_port: int | None
+) -> None:
     logger().info(
         "serving",
         service=SERVICE_NAME,
         host=cfg.host,
         port=port,
         web_port=web.port if web is not None else None,
+        health_port=health_port,
         mode=cfg.mode,
         pid=os.getpid(),
         tls=bool(cfg.tls_cert),
@@ -303,12 +301,13 @@ def run_sync(
         on_bound(BoundPorts(port, web.port if web is not None else None))
     hosting.heavy.warm()  # the heavy calls' workers start beside the server, which serves meanwhile
     server.start()
+    probes = start_health_sync(cfg.host, cfg.health_port, health_servicer, reuse_port)
     if web is not None:
         web.start_thread()
     for name in ("", SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     SERVING.set(1)
-    _announce(cfg, port, reuse_port, hosting, web)
+    _announce(cfg, port, reuse_port, hosting, web, probes[1] if probes else None)
     stop = threading.Event()
     _on_signals(lambda: stop.set())
     stop.wait()
@@ -323,6 +322,8 @@ def run_sync(
         time.sleep(DRAIN_POLL)
     hosting.cutting = bool(hosting.open_streams)
     server.stop(max(0.0, deadline - time.monotonic())).wait()
+    if probes is not None:  # last: a probe during the drain reads NOT_SERVING
+        probes[0].stop(0).wait()
     if web is not None:
         web.stop_thread(max(WEB_CLOSE_SECONDS, deadline - time.monotonic()))
     hosting.heavy.shutdown()
@@ -351,12 +352,13 @@ async def _run_aio(
         on_bound(BoundPorts(port, web.port if web is not None else None))
     hosting.heavy.warm()  # the heavy calls' workers start beside the server, which serves meanwhile
     await server.start()
+    probes = await start_health_aio(cfg.host, cfg.health_port, health_servicer, reuse_port)
     if web is not None:
         await web.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     SERVING.set(1)
-    _announce(cfg, port, reuse_port, hosting, web)
+    _announce(cfg, port, reuse_port, hosting, web, probes[1] if probes else None)
     lag = asyncio.create_task(_sample_loop_lag())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -374,6 +376,8 @@ async def _run_aio(
         await asyncio.sleep(DRAIN_POLL)
     hosting.cutting = bool(hosting.open_streams)
     await server.stop(max(0.0, deadline - loop.time()))
+    if probes is not None:  # last: a probe during the drain reads NOT_SERVING
+        await probes[0].stop(0)
     if web is not None:
         await web.stop(max(WEB_CLOSE_SECONDS, deadline - loop.time()))
     lag.cancel()
@@ -474,6 +478,8 @@ def _workers_refusal(cfg: ServerConfig) -> str | None:
     """Why ``cfg`` cannot start workers, checked before any is spawned; None when it can."""
     if cfg.port == 0:
         return "--workers needs a fixed --port"
+    if cfg.health_port == 0:
+        return "--workers needs a fixed --health-port"
     if cfg.web_port == 0:
         return "--workers needs a fixed --web-port"
     if cfg.auth_token is not None and not valid_auth_token(cfg.auth_token):

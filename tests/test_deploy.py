@@ -424,6 +424,28 @@ def mebibytes_compose(text: str) -> int:
     return int(text[:-1])
 
 
+def test_the_tls_overlay_probes_natively_on_the_plaintext_health_port() -> None:
+    """No probe runs a process: with TLS on the service port, the kubelet's grpc probes ask the
+    health-only port (``--health-port``), which the pod declares and the server is told to serve; the
+    readiness probe asks for the service by name. The NetworkPolicy leaves that port to the node."""
+    for deployment in (by_kind("Deployment"), overlay_deployment()):
+        main = container(deployment)
+        env = env_of(deployment)
+        ports = {port["name"]: port["containerPort"] for port in main["ports"]}
+        probed = int(env.get("BIGTWO_HEALTH_PORT") or env["BIGTWO_PORT"])
+        if "BIGTWO_TLS_CERT" in env:
+            assert probed == ports["health"] != ports["grpc"], "TLS on: the probes need the plaintext health port"
+        for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+            assert set(main[probe]) & {"grpc", "exec", "httpGet", "tcpSocket"} == {"grpc"}, probe
+            assert main[probe]["grpc"]["port"] == probed, probe
+        assert main["readinessProbe"]["grpc"]["service"] == "bigtwo.v1.BigTwoService"
+    policy_ports = {port["port"] for rule in by_kind("NetworkPolicy")["spec"]["ingress"] for port in rule["ports"]}
+    assert ports["health"] not in policy_ports, "no pod needs the health port; the kubelet probes from the node"
+    parser = argparse.ArgumentParser()
+    serve_cmd.add_arguments(parser)
+    assert parser.parse_args(["--health-port", str(ports["health"])]).health_port == ports["health"]
+
+
 def test_compose_has_three_replicas_prometheus_and_grafana() -> None:
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
     services = compose["services"]
@@ -611,24 +633,21 @@ def test_the_documented_secret_recipe_creates_every_key_the_manifests_read() -> 
         for secret, keys in secret_keys_read(deployment).items():
             assert secret in created, f"docs/DEPLOY.md creates no Secret {secret}"
             assert keys <= created[secret], f"Secret {secret}: the recipe lacks {sorted(keys - created[secret])}"
-    assert "ca.crt" in secret_keys_read(overlay_deployment())["bigtwo-tls"], "the TLS probes read ca.crt"
+    assert secret_keys_read(overlay_deployment())["bigtwo-tls"] == {"tls.crt", "tls.key"}, "the pod reads no CA"
 
     # The files the recipe reads are made by the page's commands, for the name the probes check.
     made = set()
     for block in blocks:
         made.update(re.findall(r"(?:-out|-keyout|>)\s+(\S+)", block))
     assert {Path(f).name for f in files} <= made, f"the recipe reads files no command makes: {files - made}"
-    main = container(overlay_deployment())
-    server_names = {
-        probe["exec"]["command"][probe["exec"]["command"].index("--server-name") + 1]
-        for probe in (main["readinessProbe"], main["livenessProbe"], main["startupProbe"])
-    }
+    # The certificate holds the names clients reach the headless Service by (the Locust workers verify it).
+    namespace = kustomization(OVERLAY)["namespace"]
     text = "\n".join(blocks)
-    for name in server_names:
-        assert f"DNS:{name}" in text, f"the documented certificate does not hold {name}, which the probes check"
+    for name in (f"bigtwo.{namespace}.svc", f"bigtwo.{namespace}.svc.cluster.local"):
+        assert f"DNS:{name}" in text, f"the documented certificate does not hold {name}"
 
 
-def test_the_secret_check_catches_a_recipe_without_ca_crt() -> None:
+def test_the_secret_check_catches_a_recipe_without_a_key_the_pods_read() -> None:
     old_recipe = (
         "kubectl -n bigtwo-example create secret generic bigtwo-token-keys --from-file=token-keys=./token-keys\n"
         "kubectl -n bigtwo-example create secret tls bigtwo-tls --cert=server.crt --key=server.key\n"
@@ -636,4 +655,10 @@ def test_the_secret_check_catches_a_recipe_without_ca_crt() -> None:
     created, _, files = secrets_created(old_recipe)
     assert created == {"bigtwo-token-keys": {"token-keys"}, "bigtwo-tls": {"tls.crt", "tls.key"}}
     assert files == {"./token-keys", "server.crt", "server.key"}
-    assert not secret_keys_read(overlay_deployment())["bigtwo-tls"] <= created["bigtwo-tls"]
+    assert secret_keys_read(overlay_deployment())["bigtwo-tls"] <= created["bigtwo-tls"]
+    without_key = "kubectl -n bigtwo-example create secret generic bigtwo-tls --from-file=tls.crt=server.crt\n"
+    assert not secret_keys_read(overlay_deployment())["bigtwo-tls"] <= secrets_created(without_key)[0]["bigtwo-tls"]
+    # The Locust workers (deploy/k8s/locust) verify the service with the Secret's ca.crt: the recipe makes it.
+    workers = load_docs(DEPLOY / "k8s" / "locust" / "workers.yaml")[0]
+    recipe = "\n".join(block for block in shell_blocks(DEPLOY_DOC) if "create secret" in block)
+    assert secret_keys_read(workers)["bigtwo-tls"] == {"ca.crt"} <= secrets_created(recipe)[0]["bigtwo-tls"]

@@ -63,6 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "this port; 0 for any free one (env BIGTWO_WEB_PORT; default off)",
     )
     add(
+        "--health-port",
+        type=port,
+        default=env_default("BIGTWO_HEALTH_PORT", None),
+        help="also serve only the gRPC health service, in plaintext, on this port: for probes that cannot "
+        "speak TLS (Kubernetes grpc probes); it carries nothing secret (env BIGTWO_HEALTH_PORT; default off)",
+    )
+    add(
         "--web-origin",
         dest="web_origins",
         type=web_origin,
@@ -255,7 +262,12 @@ def _taken_ports(cfg: ServerConfig) -> list[tuple[str, int]]:
 
     return [
         (flag, number)
-        for flag, number in (("--port", cfg.port), ("--metrics-port", cfg.metrics_port), ("--web-port", cfg.web_port))
+        for flag, number in (
+            ("--port", cfg.port),
+            ("--metrics-port", cfg.metrics_port),
+            ("--web-port", cfg.web_port),
+            ("--health-port", cfg.health_port),
+        )
         if number and (cfg.workers == 1 or flag == "--metrics-port") and not port_free(cfg.host, number)
     ]
 
@@ -270,6 +282,8 @@ def check_arguments(cfg: ServerConfig) -> None:
     _check_tls(cfg)
     if cfg.workers > 1 and cfg.port == 0:
         raise UsageError("--workers needs a fixed --port (the processes share it).")
+    if cfg.workers > 1 and cfg.health_port == 0:
+        raise UsageError("--workers needs a fixed --health-port (the processes share it).")
     if cfg.workers > 1 and cfg.web_port == 0:
         raise UsageError("--workers needs a fixed --web-port (the processes share it).")
     if cfg.auth_token is not None and not valid_auth_token(cfg.auth_token):
