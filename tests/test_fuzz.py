@@ -27,7 +27,7 @@ from bigtwo.v1 import types_pb2 as pb
 from fuzz.corpus import DECK, SERVICE_PATH
 from fuzz.fuzz_service import MODES, RPCS, Case, FuzzConfig, ModeReport, Result, call_once, run, symptom_of
 from fuzz.server import ServerUnderTest, free_port
-from fuzz.web import WEB_PROTOCOLS, send_web
+from fuzz.web import WEB_PROTOCOLS, _connect_answer, send_web
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
@@ -118,11 +118,15 @@ def test_the_web_judge_reads_both_protocols_and_flags_what_is_outside_the_model(
             assert api.ListPresetsResponse.FromString(answer.reply).presets
             refused = send_web(base, SERVICE_PATH + "Deal", b"\xff\xff\xff", protocol, **WEB_CALL)
             assert refused.code == "INVALID_ARGUMENT" and refused.details, refused
+        # A path that names no method is answered in the model now (service/web_refusals.py)...
         missing = send_web(base, "/no.such.Service/Nothing", presets, "connect", **WEB_CALL)
-        assert missing.code.startswith("HTTP_4"), missing
+        assert missing.code == "UNIMPLEMENTED" and missing.details, missing
+    # ... and a bare HTTP error, as the port gave before, is read as one and judged a finding.
+    bare = _connect_answer(404, b"", 0)
+    assert bare.code == "HTTP_404"
     case = Case(0, "ListPresets", "once", "", [presets], False, 10.0, "connect")
-    symptom = symptom_of(Result(case, missing.code, missing.details, 0.01, 0))
-    assert symptom == f"status {missing.code} outside the error model"
+    symptom = symptom_of(Result(case, bare.code, bare.details, 0.01, 0))
+    assert symptom == f"status {bare.code} outside the error model"
 
 
 WEB_CALL = {"deadline": 10.0, "margin": 5.0, "request_id": "fuzz-judge"}

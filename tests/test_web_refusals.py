@@ -31,17 +31,18 @@ NAME_CARDS = SERVICE + "NameCards"
 STREAM = SERVICE + "PlayStream"
 REQUEST = api.NameCardsRequest(ruleset=pb.Ruleset(preset="classic"), cards="9S 9H").SerializeToString()
 READ_SECONDS = 10.0
-MODEL = {"OK", "INVALID_ARGUMENT", "UNIMPLEMENTED", "RESOURCE_EXHAUSTED"}
+MODEL = {"OK", "INVALID_ARGUMENT", "UNIMPLEMENTED", "RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED"}
 """The codes these requests may get (docs/SERVICE.md's table)."""
 GRPC_CODES = {
     0: "OK",
     3: "INVALID_ARGUMENT",
+    4: "DEADLINE_EXCEEDED",
     8: "RESOURCE_EXHAUSTED",
     12: "UNIMPLEMENTED",
     13: "INTERNAL",
     2: "UNKNOWN",
 }
-CONNECT_HTTP = {"invalid_argument": 400, "unimplemented": 501, "resource_exhausted": 429}
+CONNECT_HTTP = {"invalid_argument": 400, "unimplemented": 501, "resource_exhausted": 429, "deadline_exceeded": 504}
 """Connect's HTTP status for each code (the Connect protocol's table)."""
 
 GRPC_WEB = {"content-type": "application/grpc-web+proto", "x-grpc-web": "1"}
@@ -347,6 +348,36 @@ SHAPES = [
         {**CONNECT_JSON, "content-encoding": "gzip"},
         b"no",
         "INVALID_ARGUMENT",
+    ),
+    (
+        "connect deadline of 0 ms",
+        1,
+        "connect-unary",
+        "POST",
+        NAME_CARDS,
+        {**CONNECT_JSON, "connect-timeout-ms": "0"},
+        b"{}",
+        "DEADLINE_EXCEEDED",
+    ),
+    (
+        "POST to the table's path",
+        1,
+        "connect-unary",
+        "POST",
+        "/",
+        {"content-type": "text/plain"},
+        b"x",
+        "UNIMPLEMENTED",
+    ),
+    (
+        "grpc-web deadline of 0",
+        1,
+        "grpc-web",
+        "POST",
+        NAME_CARDS,
+        {**GRPC_WEB, "grpc-timeout": "0m"},
+        frame(REQUEST),
+        "DEADLINE_EXCEEDED",
     ),
     (
         "connect stream compressed flag",
