@@ -386,3 +386,35 @@ def test_tournament_help_speaks_to_a_person() -> None:
     text = helped.getvalue()
     assert "duplicate deals" in text and "Example: bigtwo tournament" in text
     assert ":mod:" not in text and "docstring" not in text and "bigtwo.tools" not in text
+
+
+def test_a_hint_the_stopped_service_did_not_answer_is_asked_again_once_it_is_back() -> None:
+    """``bigtwo play``'s own server dies while the person asks for a hint: the command starts it
+    again and asks the table for the same turn, and the hint is sent again unprompted (not dropped)."""
+    import grpc
+    from bigtwo.client.client import BigTwoUnavailable
+
+    rules = preset("classic")
+    deal = Deal.start(rules, deal_from_code(DealCode.parse(CODE), rules))
+    answers: list[object] = [BigTwoUnavailable(grpc.StatusCode.UNAVAILABLE, "connection refused")]
+    hinted: list[int] = []
+
+    def next_hint(game: object, selection: int) -> object:
+        hinted.append(selection)
+        answer = answers.pop(0) if answers else SimpleNamespace(play=None, cycle_length=0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    lines = iter(["hint", "quit"])
+    stream = io.StringIO()
+    say = play_screen.Out("never", stream)
+    person = play_person.Person(deal.to_act, say, reader=lambda _: next(lines))
+    turn = SimpleNamespace(refusal=None, client=SimpleNamespace(next_hint=next_hint), game=None, table=None)
+    person.show_table = lambda turn: None  # type: ignore[method-assign]
+    with pytest.raises(BigTwoUnavailable):
+        person(turn)
+    assert person.pending == "hint"
+    with pytest.raises(play_person.QuitGame):
+        person(turn)  # the same turn, asked again after the restart: the hint goes first, then "quit" is read
+    assert len(hinted) == 2 and person.pending == ""

@@ -54,6 +54,9 @@ class Person:
     screen: Screen | None = None
     reader: Callable[[str], str] = input
     pass_on_enter: bool = False
+    pending: str = ""
+    """A line whose call the service never answered (it stopped): asked again, unprompted, at the
+    same turn once the game's server is back, so a ``hint`` is not dropped."""
 
     def ask(self, prompt: str) -> str:
         try:
@@ -106,8 +109,15 @@ class Person:
             self.selection = 0
             self.pass_on_enter = False
             self.show_table(turn)
+        from bigtwo.client.client import BigTwoUnavailable
+
         while True:
-            move = self.command(turn, self.ask("your move> ").strip())
+            line, self.pending = self.pending or self.ask("your move> ").strip(), ""
+            try:
+                move = self.command(turn, line)
+            except BigTwoUnavailable:
+                self.pending = line
+                raise
             if move is not None:
                 return move
 
