@@ -69,6 +69,15 @@ def test_rapid_reset_is_cut_off_and_its_memory_given_back(edge: Edge) -> None:
     assert "Traceback" not in edge.server.log()
 
 
+def test_resets_sent_in_one_write_end_the_connection_not_the_server(edge: Edge) -> None:
+    """1,500 streams opened and reset in a single write (Hypercorn raised an unhandled traceback on
+    it): GOAWAY or a close, and nothing in the log."""
+    outcome = attack.rapid_reset(edge.port, 1_500, None, batch=1_500)
+    assert outcome.goaway or outcome.closed, outcome
+    assert attack.served_within(edge.port, 10)[0] == 200
+    assert "Traceback" not in edge.server.log()
+
+
 def test_rapid_reset_over_new_connections_gives_its_memory_back(edge: Edge) -> None:
     """The same attacker reconnecting after each GOAWAY: its streams, all told, leave no memory."""
     outcome = attack.rapid_reset_reconnecting(edge.port, RESETS, edge.server.process.pid)
