@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
@@ -103,50 +102,61 @@ def _quoted(text: str) -> str:
     return repr(text if len(text) <= QUOTED_CHARS else text[: QUOTED_CHARS - 1] + "…")
 
 
-@dataclass(slots=True)
 class WebCall:
-    """One request to the API's application, as far as its refusal needs it."""
+    """One request to the API's application: what its refusal needs is read from its ASGI scope
+    only when it is refused (every call pays for this record, few are refused)."""
 
-    path: str
-    method: str
-    """The API method the path names, or :data:`UNKNOWN_METHOD`."""
-    http_method: str
-    http_version: str
-    trailers: bool
-    """The HTTP server sends trailers (the ASGI extension gRPC needs)."""
-    content_type: str
-    protocol: str
-    metadata: list[tuple[str, str]]
-    """The request id and bearer token headers (what a call scope reads)."""
-    started: float = field(default_factory=time.perf_counter)
-    handled: bool = False
-    """The handler started: its call scope counts and logs the call."""
-    counted: bool = False
-    """Counted and logged here already (an error may pass two of the runtime's hooks)."""
-    answered: BaseException | None = None
+    __slots__ = ("answered", "counted", "handled", "scope", "started")
 
-    @classmethod
-    def of(cls, scope: Any) -> WebCall:
-        content_type = ""
-        metadata: list[tuple[str, str]] = []
-        for key, value in scope.get("headers", ()):
-            if key == b"content-type":
-                content_type = content_type or value.decode("latin-1")
-            elif key in (b"authorization", b"x-request-id"):
-                metadata.append((key.decode("latin-1"), value.decode("latin-1")))
-        path = str(scope.get("path", ""))
+    def __init__(self, scope: Any) -> None:
+        self.scope = scope
+        self.started = time.perf_counter()
+        self.handled = False
+        """The handler started: its call scope counts and logs the call."""
+        self.counted = False
+        """Counted and logged here already (an error may pass two of the runtime's hooks)."""
+        self.answered: BaseException | None = None
+
+    @property
+    def path(self) -> str:
+        return str(self.scope.get("path", ""))
+
+    @property
+    def method(self) -> str:
+        """The API method the path names, or :data:`UNKNOWN_METHOD`."""
+        path = self.path
         name = path.rsplit("/", 1)[-1]
-        known = name in METHODS and path.endswith(f"{SERVICE_NAME}/{name}")
-        return cls(
-            path=path,
-            method=name if known else UNKNOWN_METHOD,
-            http_method=str(scope.get("method", "")),
-            http_version=str(scope.get("http_version", "1.1")),
-            trailers="http.response.trailers" in (scope.get("extensions") or {}),
-            content_type=content_type,
-            protocol=protocol_of(content_type),
-            metadata=metadata,
-        )
+        return name if name in METHODS and path.endswith(f"{SERVICE_NAME}/{name}") else UNKNOWN_METHOD
+
+    @property
+    def http_method(self) -> str:
+        return str(self.scope.get("method", ""))
+
+    @property
+    def http_version(self) -> str:
+        return str(self.scope.get("http_version", "1.1"))
+
+    @property
+    def trailers(self) -> bool:
+        """The HTTP server sends trailers (the ASGI extension gRPC needs)."""
+        return "http.response.trailers" in (self.scope.get("extensions") or {})
+
+    @property
+    def content_type(self) -> str:
+        for key, value in self.scope.get("headers", ()):
+            if key == b"content-type":
+                return str(value.decode("latin-1"))
+        return ""
+
+    @property
+    def protocol(self) -> str:
+        return protocol_of(self.content_type)
+
+    @property
+    def metadata(self) -> list[tuple[str, str]]:
+        """The request id and bearer token headers (what a call scope reads)."""
+        wanted = (b"authorization", b"x-request-id")
+        return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in self.scope.get("headers", ()) if k in wanted]
 
 
 _CALL: ContextVar[WebCall | None] = ContextVar("bigtwo_web_call", default=None)
@@ -263,7 +273,7 @@ class ErrorModelApplication(ConnectASGIApplication[Hosting]):
         initialise_protocols(sorted(METHODS), (GRPC_WEB, CONNECT))
 
     async def _handle_request(self, scope: Any, receive: Any, send: Any, endpoints: Any) -> None:
-        call = WebCall.of(scope)
+        call = WebCall(scope)
         token = _CALL.set(call)
         try:
             await super()._handle_request(scope, receive, send, endpoints)
