@@ -58,3 +58,24 @@ def test_the_audit_shows_a_long_file_name_whole_at_80_columns(tmp_path: Path) ->
     assert done.returncode == 1
     assert str(tmp_path / name) in done.stdout, done.stdout
     assert "1 file, 0 deals" in done.stdout  # counted in words: not "1 files"
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_ctrl_c_in_a_tournament_keeps_the_deals_played_so_far(jobs: int) -> None:
+    """Ctrl-C (a KeyboardInterrupt where the progress is told, here after the third deal) ends the
+    tournament at once with its figures over the deals finished; ``bigtwo tournament`` prints them."""
+    from bigtwo.engine import preset
+    from bigtwo.tools.tournament import TournamentInterrupted, run_tournament
+
+    done: list[int] = []
+
+    def progress(n: int) -> None:
+        done.append(n)
+        if len(done) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(TournamentInterrupted) as stopped:
+        run_tournament(preset("classic"), ["good", "random"], 50, seed=7, jobs=jobs, progress=progress)
+    result = stopped.value.result
+    assert result.deals == 3 and all(len(result.points[level]) == 3 for level in ("good", "random"))
+    assert result.summary("good")["mean"] == result.summary("good")["mean"]  # a number, not NaN

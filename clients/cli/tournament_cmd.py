@@ -16,6 +16,7 @@ from bigtwo.engine.rules import Penalty
 from bigtwo.tools.cluster import DaskTarget
 from bigtwo.tools.tournament import (
     Seating,
+    TournamentInterrupted,
     TournamentResult,
     add_seating_argument,
     lower_is_better,
@@ -168,7 +169,11 @@ def run_command(args: argparse.Namespace) -> int:
     no_chart = plotting_missing() if chart is not None and args.plot is None else ""
     if no_chart:
         chart = None
-    result = _play(args, ruleset, levels)
+    try:
+        result = _play(args, ruleset, levels)
+        stopped = False
+    except TournamentInterrupted as interrupted:  # Ctrl-C: the figures over the deals played so far
+        result, stopped, chart = interrupted.result, True, None
     if chart is not None:
         plot(result, str(chart))
     if args.json:
@@ -180,6 +185,13 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"Chart written to {chart.resolve()}", file=notes)
     if no_chart:
         print(f"No chart: {no_chart}, or give --no-plot.", file=notes)
+    if stopped:
+        print(
+            f"Interrupted (Ctrl-C) after {result.deals} of {args.deals} deals: the figures above are over those "
+            "deals; no chart was written.",
+            file=sys.stderr,
+        )
+        return 130
     return 0
 
 

@@ -299,13 +299,49 @@ def run_tournament(
         raise ValueError("seating field needs a level to measure and the field (the last level)")
     job = Job(ruleset, tuple(levels), seed, budget, seating)
     results: list[DealResult] = []
+    try:
+        _play_deals(job, deals, results, jobs, progress, dask, client)
+    except KeyboardInterrupt:
+        if not results:
+            raise
+        raise TournamentInterrupted(_result(ruleset, levels, results, seating)) from None
+    return _result(ruleset, levels, results, seating)
+
+
+class TournamentInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a tournament: ``result`` is over the deals finished by then."""
+
+    def __init__(self, result: TournamentResult) -> None:
+        super().__init__()
+        self.result = result
+
+
+def _result(ruleset: Ruleset, levels: Sequence[str], results: list[DealResult], seating: Seating) -> TournamentResult:
+    results.sort(key=lambda r: r.index)
+    out = TournamentResult(ruleset, tuple(levels), len(results), seating)
+    for level in levels:
+        out.points[level] = [r.points[level] for r in results]
+        out.decide_ms[level] = [t for r in results for t in r.decide_ms[level]]
+    return out
+
+
+def _play_deals(
+    job: Job,
+    deals: int,
+    results: list[DealResult],
+    jobs: int,
+    progress: Callable[[int], None] | None,
+    dask: DaskTarget | None,
+    client: Client | None,
+) -> None:
+    """Each deal's result appended to ``results`` as it finishes (so an interruption keeps them)."""
     if client is not None:
-        results = _deals_on(client, job, deals, progress)
+        results.extend(_deals_on(client, job, deals, progress))
     elif dask is not None:
         from .cluster import dask_client
 
         with dask_client(dask) as opened:
-            results = _deals_on(opened, job, deals, progress)
+            results.extend(_deals_on(opened, job, deals, progress))
     elif jobs <= 1 or deals <= 1:
         for index in range(deals):
             results.append(run_deal(job, index))
@@ -318,9 +354,3 @@ def run_tournament(
                 results.append(result)
                 if progress:
                     progress(1)
-    results.sort(key=lambda r: r.index)
-    out = TournamentResult(ruleset, tuple(levels), deals, seating)
-    for level in levels:
-        out.points[level] = [r.points[level] for r in results]
-        out.decide_ms[level] = [t for r in results for t in r.decide_ms[level]]
-    return out
