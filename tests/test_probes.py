@@ -181,3 +181,32 @@ def test_the_health_port_serves_only_health_in_plaintext_and_says_not_serving_in
                 pass
     finally:
         assert server.stop() == 0
+
+
+def test_the_fetcher_hands_grpc_a_new_pair_only_when_the_files_changed_and_go_together(tmp_path: Path) -> None:
+    """service/tls.py without a server: None while nothing changed; a key that is not the new
+    certificate's is refused (the last good pair stays); a client CA changed alone is reloaded."""
+    from bigtwo.service.tls import CertificateFiles, TlsFilesError, load
+
+    for name in ("first", "second", "live"):
+        (tmp_path / name).mkdir()
+    first, second, live = make_pki(tmp_path / "first"), make_pki(tmp_path / "second"), tmp_path / "live"
+    install(first, live)
+    shutil.copyfile(first.ca, live / "ca.crt")
+    files = CertificateFiles(str(live / "tls.crt"), str(live / "tls.key"), str(live / "ca.crt"))
+    assert files.fetch() is None and files.reloads == 0
+    serial = files.current.serial
+
+    shutil.copyfile(second.server_cert, live / "tls.crt")  # the certificate before its key
+    with pytest.raises(TlsFilesError, match="is not the key of the certificate"):
+        load(live / "tls.crt", live / "tls.key", None)
+    assert files.fetch() is None and files.current.serial == serial
+    shutil.copyfile(second.server_key, live / "tls.key")
+    assert files.fetch() is not None and files.current.serial != serial and files.reloads == 1
+    assert files.fetch() is None
+
+    shutil.copyfile(second.ca, live / "ca.crt")  # mutual TLS: a new client CA alone
+    os.utime(live / "ca.crt", ns=(time.time_ns(), time.time_ns() + 1_000_000))
+    assert files.fetch() is not None and files.reloads == 2
+    (live / "ca.crt").write_text("not a certificate\n")
+    assert files.fetch() is None and files.reloads == 2
