@@ -65,3 +65,29 @@ def test_make_test_checks_the_system_packages_before_anything_it_installs() -> N
     ).stdout
     assert "system_packages.sh chromium prometheus node" in plan
     assert "apt-get" not in plan  # only through the script, which speaks first
+
+
+def test_make_run_on_a_fresh_clone_says_what_it_installs_first(tmp_path: Path) -> None:
+    """A fresh clone has no environment: ``make run``'s first lines say it is being created and
+    installed (about half a minute here), before pip's own output."""
+    plan = subprocess.run(
+        ["make", "-n", f"VENV={tmp_path / 'fresh'}", "run"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    ).stdout.splitlines()
+    assert plan[0].startswith("echo \"Creating the Python environment in "), plan[:3]
+    assert any(line.startswith("echo \"Installing the service and the bigtwo command") for line in plan)
+
+
+def test_the_readme_names_what_make_test_needs() -> None:
+    """The Node.js version and the Debian packages, before a newcomer meets npm's engine warnings."""
+    import json
+
+    readme = (ROOT / "README.md").read_text()
+    lock = json.loads((ROOT / "clients" / "ts" / "package-lock.json").read_text())
+    wanted = {
+        int(engines["node"].removeprefix(">=").split(".")[0])
+        for package in lock["packages"].values()
+        if (engines := package.get("engines")) and str(engines.get("node", "")).startswith(">=")
+    }
+    assert f"Node ≥ {max(wanted)}" in readme and "Node.js 20 or later" in readme
+    for package in ("chromium", "fonts-dejavu-core", "prometheus"):
+        assert f"`{package}`" in readme
