@@ -18,6 +18,7 @@ import grpc
 import h2.config
 import h2.connection
 import h2.events
+import hyperframe.frame
 import pytest
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
@@ -502,7 +503,11 @@ def test_data_after_a_refused_stream_leaves_the_http2_connection_serving(web: We
         connection.send_data(1, _envelope(refused.SerializeToString()))
         sock.sendall(connection.data_to_send())
         assert b"invalid_argument" in until_ended(1)
-        connection.send_data(1, _envelope(opened.SerializeToString()), end_stream=True)  # late, after the end
+        # Late, after the end: written raw, as the server may have reset the stream already (hyper
+        # does once it answered, and the h2 client then refuses to send on it).
+        late = hyperframe.frame.DataFrame(1, data=_envelope(opened.SerializeToString()))
+        late.flags.add("END_STREAM")
+        sock.sendall(late.serialize())
         connection.send_headers(3, headers)
         connection.send_data(3, _envelope(opened.SerializeToString()), end_stream=True)
         sock.sendall(connection.data_to_send())
