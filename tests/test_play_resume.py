@@ -225,6 +225,7 @@ def test_a_log_the_service_refuses_is_reported_with_the_seats_named_p1_to_pn() -
     deal = Deal.start(rules, deal_from_code(DealCode.parse(CODE), rules))
     with pytest.raises(Refusal) as engine:
         deal.do_text(deal.to_act + 1, "pass")
-    assert engine.value.message == f"It is p{deal.to_act + 1}'s turn, not p{deal.to_act + 2}'s"  # the engine's own words
+    # The engine's own words.
+    assert engine.value.message == f"It is p{deal.to_act + 1}'s turn, not p{deal.to_act + 2}'s"
     said = refusal_in_seat_names(RefusalInfo(engine.value.reason, engine.value.message), deal)
     assert said == f"It is p{deal.to_act + 1}'s turn"

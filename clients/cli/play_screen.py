@@ -85,7 +85,8 @@ class Screen:
         say("")
         say(f"[b]Deal {table.deal_number}[/b] · move {table.moves_made + 1}")
         for seat, left in enumerate(table.cards_left):
-            say(f"  {self.row(seat):<20} {left:>2} {'card ' if left == 1 else 'cards'}  {'  '.join(_seat_marks(table, seat, left))}")
+            noun = "card " if left == 1 else "cards"
+            say(f"  {self.row(seat):<20} {left:>2} {noun}  {'  '.join(_seat_marks(table, seat, left))}")
         if table.table is not None:
             by = f" by {self.who(table.last_player)}" if table.last_player is not None else ""
             say(f"On the table: [b]{pretty(table.table.mask)}[/b]  {table.table.name}{by}")

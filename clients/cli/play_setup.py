@@ -86,7 +86,7 @@ def bot_levels(spec: str, count: int) -> list[str]:
     if len(levels) != count:
         raise UsageError(
             f"--bots: this table has {count} bot seat{'s' if count != 1 else ''} and {len(levels)} levels were "
-            f"given; give {count} (e.g. --bots {','.join(((levels * count)[:count]))}) or one level for every seat."
+            f"given; give {count} (e.g. --bots {','.join((levels * count)[:count])}) or one level for every seat."
         )
     return levels
 
