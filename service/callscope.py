@@ -337,6 +337,7 @@ class CallScope:
                 deal=info.deal_id,
                 request_id=self.request_id,
                 exc_info=error,
+                **_via(self.context),
             )
         elif host.log_calls:
             fields: dict[str, Any] = {}
@@ -348,9 +349,7 @@ class CallScope:
                     fields["reason"] = info.moves[0][1]
             if info.bot_level:
                 fields["bot"] = info.bot_level
-            via = getattr(self.context, "via", None)  # a browser port's call (service/web.py)
-            if via is not None:
-                fields["via"] = via
+            fields.update(_via(self.context))
             if info.bot_levels:
                 fields["bot_moves"] = len(info.bot_levels)
             if error is not None and code is not _CANCELLED:
@@ -364,6 +363,12 @@ class CallScope:
                 request_id=self.request_id,
                 **fields,
             )
+
+
+def _via(context: Any) -> dict[str, str]:
+    """A browser port's call names the protocol it came by in its log line (service/web.py)."""
+    via = getattr(context, "via", None)
+    return {} if via is None else {"via": via}
 
 
 def _count_unary(series: CallSeries, code: grpc.StatusCode, info: CallInfo, elapsed: float) -> None:
