@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent import futures
 from dataclasses import asdict, dataclass, replace
 from multiprocessing.process import BaseProcess
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -45,8 +45,9 @@ from .telemetry import (
 )
 from .tls import server_credentials
 from .tokens import TokenCodec
-from .web import WebConfig
-from .web_server import WebPort, web_limits
+
+if TYPE_CHECKING:
+    from .web_server import WebPort
 
 
 class BoundPorts(NamedTuple):
@@ -242,6 +243,11 @@ def _setup(cfg: ServerConfig, make_core: CoreFactory | None = None) -> Hosting:
 def _web_port(cfg: ServerConfig, hosting: Hosting, reuse_port: bool) -> WebPort | None:
     if cfg.web_port is None:
         return None
+    # The browser port is the 'web' extra (connectrpc, granian, starlette): imported only when a port
+    # is asked for, so a server installed without it serves gRPC alone.
+    from .web import WebConfig
+    from .web_server import WebPort, web_limits
+
     config = WebConfig(
         cfg.host,
         cfg.web_port,
