@@ -24,6 +24,12 @@ matplotlib, the ``plot`` extra). Results are identical for any ``--jobs``. Run::
 
     python -m bigtwo.tools.bots_bench --deals 2000 --pro-deals 400 --jobs 2 --json bench-bots.json
     make bench-bots
+
+``--against ppo`` measures ``--against-levels`` (great and pro) against the published PPO agent
+instead (issue 36; :mod:`bigtwo.tools.ppo_agent.bench`): ``--deals`` for great, ``--pro-deals``
+for pro, its weights from ``--ppo-weights`` (the bench says how to fetch them when missing)::
+
+    python -m bigtwo.tools.bots_bench --against ppo --deals 1000 --pro-deals 200 --jobs 2
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from bigtwo.engine import PRESET_NAMES, Ruleset
 from bigtwo.engine.bots import Budget
 from bigtwo.engine.rules import Penalty
 
+from .ppo_agent import bench as ppo_bench
 from .tournament import (
     Seating,
     TournamentResult,
@@ -435,6 +442,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--json", default=None, metavar="FILE", help="write the full report as JSON")
     parser.add_argument("--plot", default=None, metavar="FILE", help="write a PNG chart (needs matplotlib)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ppo_bench.add_arguments(parser)
     args = parser.parse_args(argv)
     if args.plot:
         try:
@@ -446,17 +454,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    report = run(args)
+    against = args.against is not None
+    report = ppo_bench.run(args) if against else run(args)
     from rich.console import Console
 
     console = Console()
     if not console.is_terminal:  # a file or pipe gets the whole row, not 80 columns' wrap
         console.width = max(console.width, 170)
-    console.print(table(report))
+    console.print(ppo_bench.table(report) if against else table(report))
     if args.json:
         _write_json(args.json, report)
         print(f"JSON written to {args.json}", file=sys.stderr)
-    if args.plot:
+    if args.plot and not against:
         plot(report, args.plot)
         print(f"Chart written to {args.plot}", file=sys.stderr)
     return 0

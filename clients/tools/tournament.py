@@ -50,7 +50,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from bigtwo.engine import Deal, DealCode, Ruleset, deal_from_code, observe
-from bigtwo.engine.bots import Budget, bot_for
+from bigtwo.engine.bots import Bot, Budget, bot_for
 from bigtwo.engine.rules import Penalty, Settlement
 
 if TYPE_CHECKING:
@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 # scheduler's own cost is around a millisecond a task: 32 deals make that cost small, and are short
 # enough that a lost worker's batches are cheap to redo and the progress bar moves.
 DEALS_PER_BATCH = 32
+
+BotFactory = Callable[[str, Budget | None], Bot]
 
 
 def seat_levels(levels: Sequence[str], players: int, table: int) -> list[str]:
@@ -129,6 +131,10 @@ class Job:
     seed: int
     budget: Budget | None
     seating: Seating = Seating.ROTATE
+    bot_factory: BotFactory = bot_for
+    """Makes each seat's bot from its level name; an outside opponent (``bots_bench --against
+    ppo``) passes one that knows its level too. A module-level function (or a partial of one), so
+    the job pickles for Dask."""
 
 
 @dataclass(slots=True)
@@ -142,7 +148,7 @@ def play_table(job: Job, code: DealCode, seats: list[str], rng_prefix: str) -> t
     """Play one deal at one table; (points per seat, decision times in ms per seat)."""
     ruleset = job.ruleset
     deal = Deal.start(ruleset, deal_from_code(code, ruleset))
-    bots = [bot_for(level, job.budget) for level in seats]
+    bots = [job.bot_factory(level, job.budget) for level in seats]
     rngs = [random.Random(f"{rng_prefix}/{seat}") for seat in range(len(seats))]
     times: list[list[float]] = [[] for _ in seats]
     while not deal.over:
@@ -289,6 +295,7 @@ def run_tournament(
     dask: DaskTarget | None = None,
     client: Client | None = None,
     seating: Seating = Seating.ROTATE,
+    bot_factory: BotFactory = bot_for,
 ) -> TournamentResult:
     """The tournament, in this process (``jobs`` 1), in ``jobs`` local processes, on the Dask
     cluster ``dask`` (started or joined here) or on the cluster of an open ``client``. The results
@@ -297,7 +304,7 @@ def run_tournament(
         raise ValueError("run on a Dask cluster or in local processes (jobs), not both")
     if seating is Seating.FIELD and len(levels) < 2:
         raise ValueError("seating field needs a level to measure and the field (the last level)")
-    job = Job(ruleset, tuple(levels), seed, budget, seating)
+    job = Job(ruleset, tuple(levels), seed, budget, seating, bot_factory)
     results: list[DealResult] = []
     try:
         _play_deals(job, deals, results, jobs, progress, dask, client)
