@@ -6,8 +6,11 @@ import json
 import os
 import py_compile
 import shutil
+import signal
 import subprocess
 import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +18,8 @@ import pytest
 from bigtwo.tools.loadtest.generator import LoadConfig, LoadResult, run
 from bigtwo.tools.loadtest.report import percentile, recovery, summary
 from bigtwo.tools.loadtest.runner import split
-from service_support import ServerProcess
+from prometheus_client.parser import text_string_to_metric_families
+from service_support import ServerProcess, children_of
 
 pytestmark = pytest.mark.timeout(120)
 ROOT = Path(__file__).resolve().parents[1]
@@ -195,3 +199,90 @@ def test_locust_headless_run(two: list[ServerProcess], tmp_path: Path) -> None:
     assert int(rows["ApplyMove"][2]) > 100, rows["ApplyMove"]
     assert int(rows["Aggregated"][3]) == 0, "no failures"
     assert int(rows["malformed"][2]) > 0
+
+
+def _start_loadtest(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "bigtwo.cli.main", "loadtest", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _judged(metrics_port: int) -> float:
+    """The moves a replica has judged so far (its own counter)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as reply:
+        families = text_string_to_metric_families(reply.read().decode())
+    return sum(s.value for f in families for s in f.samples if s.name == "bigtwo_moves_total")
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_ctrl_c_stops_at_once_and_reports_what_was_measured(tmp_path: Path, processes: int) -> None:
+    """Issue 35: a real SIGINT, as Ctrl-C sends it, to a run asked for 60 s: it ends at once with
+    exit 130 and the report of the moves judged until then (the bound on the time is loose for a
+    loaded machine, and far below the 60 s the run had left)."""
+    server = ServerProcess(tmp_path, "--no-call-log")
+    try:
+        run = _start_loadtest(
+            *("--target", server.target, "--duration", "60", "--concurrency", "8", "--processes", str(processes)),
+            *(["--json"] if processes > 1 else []),
+        )
+        deadline = time.monotonic() + 60
+        while _judged(server.metrics_port) < 200:
+            assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+            time.sleep(0.2)
+        run.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = run.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        server.stop()
+    assert run.returncode == 130, err
+    assert took < 5, f"stopped {took:.1f} s after Ctrl-C"
+    if processes > 1:
+        data = json.loads(out)
+        assert data["interrupted"] is True and data["moves"] > 0 and data["seconds"] < 50, data
+    else:
+        assert "by Ctrl-C" in out and "moves judged" in out, out
+
+
+def test_a_run_far_below_what_was_asked_fails(two: list[ServerProcess]) -> None:
+    """A rate no pair of replicas on one machine answers (a million moves a second), and a count
+    asked for with --min-requests that a second cannot make: both exit 1 and say so; the report is
+    still printed."""
+    for asked in (("--rate", "1000000"), ("--min-requests", "100000000")):
+        done = bigtwo("loadtest", "--target", two[0].target, "--duration", "1", "--concurrency", "2", "--json", *asked)
+        assert done.returncode == 1, done.stderr
+        data = json.loads(done.stdout)
+        assert "fewer than the" in data["shortfall"] and data["errors"] == {} and data["moves"] > 0, data
+        assert "sent far less than asked" in done.stderr
+    fine = bigtwo("loadtest", "--target", two[0].target, "--duration", "1", "--concurrency", "2", "--rate", "20")
+    assert fine.returncode == 0, fine.stderr + fine.stdout
+
+
+def test_a_generator_process_that_dies_fails_the_run(two: list[ServerProcess]) -> None:
+    """One of two generator processes SIGKILLed mid-run: the run ends at once with exit 1 and a
+    sentence, instead of waiting for figures that never come."""
+    run = _start_loadtest("--target", two[0].target, "--duration", "60", "--processes", "2", "--concurrency", "4")
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := [pid for pid in children_of(run.pid) if _is_generator(pid)]) < 2:
+            assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+            time.sleep(0.2)
+        time.sleep(1.0)
+        os.kill(workers[0], signal.SIGKILL)
+        _, err = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 1, err
+    assert "ended without reporting" in err, err
+
+
+def _is_generator(pid: int) -> bool:
+    try:
+        return "spawn_main" in (Path("/proc") / str(pid) / "cmdline").read_text()  # not the resource tracker
+    except OSError:
+        return False

@@ -15,7 +15,16 @@ examples:
   bigtwo loadtest --spawn 3 --kill-after 5 --duration 12 --rate 1000
 
 Every target must be one of yours: the load generator is meant for 127.0.0.1 and your own replicas.
+
+A run that sends far fewer moves than asked for fails (exit 1, the shortfall in the report): fewer
+than --min-requests, or without it, fewer than a quarter of --rate × --duration (of one move per
+game at once per 4 s without --rate), or a generator process that ended without reporting. Ctrl-C
+stops the run within a second and prints the report of what was measured so far (exit 130).
 """
+
+MARGIN = 0.25
+"""The share of the offered load below which a run fails: a wide margin, so a loaded machine that
+answers slowly passes and a run that froze or lost its generators does not."""
 
 
 def _targets(values: list[str]) -> list[str]:
@@ -112,6 +121,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         default=0.0,
         help="with --spawn >= 2: SIGKILL one replica after S seconds",
     )
+    add(
+        "--min-requests",
+        type=non_negative_int,
+        default=0,
+        help="exit 1 when fewer moves were judged (default: a quarter of --rate × --duration)",
+    )
     add("--json", action="store_true", help="print the report as one JSON object")
     add("--plot", type=png_file, default="", help="write a PNG latency plot here (needs matplotlib, the 'plot' extra)")
     add("--no-progress", action="store_true", help="no live progress line")
@@ -124,6 +139,7 @@ def loadtest_main(args: argparse.Namespace) -> int:
     from bigtwo.tools.loadtest.runner import Replicas
 
     from .arguments import ruleset_from_args
+    from .errors import EXIT_INTERRUPTED
 
     targets = _targets(args.target)
     if args.noop and not args.spawn:
@@ -139,7 +155,34 @@ def loadtest_main(args: argparse.Namespace) -> int:
         if replicas:
             replicas.stop()
     _print_report(args, data)
+    if data.get("interrupted"):
+        return EXIT_INTERRUPTED
+    if data.get("shortfall"):
+        print(f"bigtwo loadtest: {data['shortfall']}", file=sys.stderr)
+        return 1
     return 1 if data["errors"] else 0
+
+
+def expected_moves(args: argparse.Namespace, seconds: float) -> tuple[int, str]:
+    """The fewest judged moves this run may make, and how that floor was set (0: no floor). The
+    offered load is --rate over the run's --duration; without a rate, one move per game at once and
+    second; the floor is a quarter of it (``MARGIN``), or --min-requests when given."""
+    if args.min_requests:
+        return args.min_requests, "--min-requests"
+    if not args.duration or args.moves or args.games:
+        return 0, ""  # bounded by moves or games: the run's own bound says what was asked
+    busy = max(0.0, min(seconds, args.duration) - args.ramp_seconds / 2)
+    if args.rate:
+        return int(MARGIN * args.rate * busy), f"a quarter of --rate {args.rate:g}/s over {busy:.1f} s"
+    return int(MARGIN * args.concurrency * busy), f"a quarter of one move per game and second over {busy:.1f} s"
+
+
+def shortfall(args: argparse.Namespace, moves: int, seconds: float, interrupted: bool) -> str:
+    """Why the run made too few moves, in words ('' when it did not, or Ctrl-C cut it short)."""
+    floor, basis = expected_moves(args, seconds)
+    if interrupted or moves >= floor:
+        return ""
+    return f"the run judged {moves} moves, fewer than the {floor} expected ({basis}); it sent far less than asked."
 
 
 def _check_bounds(args: argparse.Namespace, targets: list[str]) -> None:
@@ -208,17 +251,29 @@ def _measure(args: argparse.Namespace, rules: Any, targets: list[str], replicas:
 
         timer = threading.Timer(args.kill_after, kill)
         timer.daemon = True
-    result = run_load(
-        _config(args, rules, targets, verify=not args.noop), args.processes, progress=progress, before=timer
-    )
-    if timer:
-        timer.cancel()
+    from bigtwo.tools.loadtest.runner import GeneratorLost
+
+    from .errors import CommandError
+
+    try:
+        result = run_load(
+            _config(args, rules, targets, verify=not args.noop), args.processes, progress=progress, before=timer
+        )
+    except GeneratorLost as lost:
+        raise CommandError(f"{lost}; the run's figures are incomplete.") from lost
+    finally:
+        if timer:
+            timer.cancel()
     extra: dict[str, Any] = {"processes": args.processes, "server": "noop" if args.noop else "real"}
+    if result.interrupted:
+        extra["interrupted"] = True
+    elif problem := shortfall(args, result.moves, result.seconds, result.interrupted):
+        extra["shortfall"] = problem
     if replicas:
         extra["spawned_replicas"] = args.spawn
     if killed:
         extra["recovery"] = recovery(result, killed[0])
-    if args.compare_noop:
+    if args.compare_noop and not result.interrupted:
         if replicas:
             replicas.stop()
         extra.update(_noop_comparison(args, rules, args.spawn or len(targets), result, progress))

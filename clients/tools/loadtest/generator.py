@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -119,6 +120,8 @@ class LoadResult:
     games: list[GameRecord] = field(default_factory=list)
     error_samples: list[str] = field(default_factory=list)
     """The first few unexpected errors in full (status, details, where)."""
+    interrupted: bool = False
+    """Stopped early by Ctrl-C: the figures are those measured until then."""
 
     def merge(self, other: LoadResult) -> None:
         for name in (
@@ -141,6 +144,7 @@ class LoadResult:
         self.retry_times.extend(other.retry_times)
         self.games.extend(other.games)
         self.error_samples.extend(other.error_samples[: max(0, 10 - len(self.error_samples))])
+        self.interrupted = self.interrupted or other.interrupted
         ends = [r.started_at + r.seconds for r in (self, other) if r.started_at]
         self.started_at = min(r.started_at for r in (self, other) if r.started_at)
         self.seconds = max(ends) - self.started_at  # from the first start to the last end
@@ -207,10 +211,17 @@ def random_legal(deal: Deal, rng: random.Random) -> str:
 
 class Generator:
     def __init__(
-        self, cfg: LoadConfig, result: LoadResult, on_tick: Callable[[LoadResult], None] | None = None
+        self,
+        cfg: LoadConfig,
+        result: LoadResult,
+        on_tick: Callable[[LoadResult], None] | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> None:
         self.cfg = cfg
         self.on_tick = on_tick
+        self.stop = stop
+        """Asked at each tick: True interrupts the run (a generator process told to stop)."""
+        self.tasks: list[asyncio.Future[Any]] = []
         self.result = result
         self.rules: Ruleset = Ruleset.from_mapping({**cfg.options, "preset": cfg.preset})
         self.ruleset_pb = pb.Ruleset(preset=cfg.preset, options=cfg.options)
@@ -525,10 +536,19 @@ class Generator:
         result.started_at = time.monotonic()
         if cfg.duration:
             self.deadline = result.started_at + cfg.duration
-        ticker = asyncio.ensure_future(self._tick()) if self.on_tick else None
+        ticker = asyncio.ensure_future(self._tick()) if self.on_tick or self.stop else None
+        self.tasks = [asyncio.ensure_future(self.worker(i)) for i in range(cfg.concurrency)]
+        loop = asyncio.get_running_loop()
+        try:  # Ctrl-C ends the run now, with the figures so far (only the main thread gets signals)
+            loop.add_signal_handler(signal.SIGINT, self.interrupt)
+            handles_sigint = True
+        except (RuntimeError, ValueError, NotImplementedError):
+            handles_sigint = False
         try:
-            await asyncio.gather(*(self.worker(i) for i in range(cfg.concurrency)))
+            await asyncio.gather(*self.tasks, return_exceptions=True)
         finally:
+            if handles_sigint:
+                loop.remove_signal_handler(signal.SIGINT)
             result.seconds = time.monotonic() - result.started_at
             if ticker:
                 ticker.cancel()
@@ -537,25 +557,41 @@ class Generator:
             self.on_tick(result)
         return result
 
+    def interrupt(self) -> None:
+        """Stop at once: no game is started again, and those in flight are abandoned, their calls
+        cancelled (a game checks the bound only between moves, and a call may wait its timeout)."""
+        self.result.interrupted = self.stopping = True
+        for task in self.tasks:
+            task.cancel()
+
     async def _tick(self) -> None:
-        assert self.on_tick is not None
         while True:
             await asyncio.sleep(0.25)
-            self.on_tick(self.result)
+            if self.on_tick:
+                self.on_tick(self.result)
+            if self.stop and self.stop() and not self.result.interrupted:
+                self.interrupt()
 
 
 async def run_async(
-    cfg: LoadConfig, result: LoadResult | None = None, on_tick: Callable[[LoadResult], None] | None = None
+    cfg: LoadConfig,
+    result: LoadResult | None = None,
+    on_tick: Callable[[LoadResult], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> LoadResult:
-    return await Generator(cfg, result or LoadResult(), on_tick).run()
+    return await Generator(cfg, result or LoadResult(), on_tick, stop).run()
 
 
 def run(
-    cfg: LoadConfig, result: LoadResult | None = None, on_tick: Callable[[LoadResult], None] | None = None
+    cfg: LoadConfig,
+    result: LoadResult | None = None,
+    on_tick: Callable[[LoadResult], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> LoadResult:
-    """Run a load in this process (uvloop when available)."""
+    """Run a load in this process (uvloop when available); Ctrl-C (or ``stop()`` turning True)
+    ends it early with the figures measured so far (``result.interrupted``)."""
     try:
         import uvloop
     except ImportError:  # pragma: no cover
-        return asyncio.run(run_async(cfg, result, on_tick))
-    return uvloop.run(run_async(cfg, result, on_tick))
+        return asyncio.run(run_async(cfg, result, on_tick, stop))
+    return uvloop.run(run_async(cfg, result, on_tick, stop))

@@ -135,6 +135,10 @@ def table(data: dict[str, Any]) -> Any:
         rows.append(("replica killed at (s)", f"{rec['killed_at_s']:.2f}"))
         rows.append(("recovered after (s)", str(rec["recovered_after_s"])))
         rows.append(("last retry after kill (s)", f"{rec['last_retry_after_s']:.3f}"))
+    if data.get("interrupted"):
+        rows.insert(0, ("stopped", "by Ctrl-C: the figures measured until then"))
+    if data.get("shortfall"):
+        rows.append(("FAILED", str(data["shortfall"])))
     for name, value in rows:
         grid.add_row(name, value)
     return grid

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue as queues
 import secrets
 import signal
 import socket
@@ -127,7 +128,9 @@ def split(cfg: LoadConfig, processes: int) -> list[LoadConfig]:
     return out
 
 
-def _child(cfg: LoadConfig, shared: Any, queue: Any, ready: Any, go: Any) -> None:
+def _child(cfg: LoadConfig, shared: Any, queue: Any, ready: Any, go: Any, stop: Any) -> None:
+    """One generator process: Ctrl-C reaches the parent, which sets ``stop``; the child then ends
+    its run as Ctrl-C would and sends what it measured."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def tick(result: LoadResult) -> None:
@@ -135,7 +138,11 @@ def _child(cfg: LoadConfig, shared: Any, queue: Any, ready: Any, go: Any) -> Non
 
     ready.put(os.getpid())
     go.wait(120)
-    queue.put(run(cfg, on_tick=tick))
+    queue.put(run(cfg, on_tick=tick, stop=stop.is_set))
+
+
+class GeneratorLost(RuntimeError):
+    """A load generator process ended without sending its figures."""
 
 
 class Progress:
@@ -201,10 +208,10 @@ def run_load(
     if processes <= 1:
         return _run_here(cfg, progress, before, started)
     context = multiprocessing.get_context("spawn")
-    queue, ready, go = context.Queue(), context.Queue(), context.Event()
+    queue, ready, go, stop = context.Queue(), context.Queue(), context.Event(), context.Event()
     arrays = [context.Array("d", 6, lock=False) for _ in range(processes)]
     children = [
-        context.Process(target=_child, args=(part, arrays[i], queue, ready, go), daemon=True)
+        context.Process(target=_child, args=(part, arrays[i], queue, ready, go, stop), daemon=True)
         for i, part in enumerate(split(cfg, processes))
     ]
     for child in children:
@@ -218,9 +225,7 @@ def run_load(
         before.start()
     merged = LoadResult()
     try:
-        limit = (cfg.duration or 3600) + 120
-        for _ in children:
-            merged.merge(queue.get(timeout=limit))
+        _collect(merged, queue, children, stop, time.monotonic() + (cfg.duration or 3600) + 120)
     finally:
         if live:
             live.stop()
@@ -230,3 +235,30 @@ def run_load(
                 child.kill()
     merged.config = {**cfg.__dict__, "processes": processes}
     return merged
+
+
+def _collect(merged: LoadResult, queue: Any, children: list[Any], stop: Any, give_up: float) -> None:
+    """Merge every child's figures into ``merged``. Ctrl-C asks the children to stop and still
+    collects what they measured; a child that ends without sending its figures (killed, crashed)
+    fails the run at once instead of leaving it waiting."""
+    received = 0
+    while received < len(children):
+        try:
+            merged.merge(queue.get(timeout=0.25))
+            received += 1
+            continue
+        except queues.Empty:
+            pass
+        except KeyboardInterrupt:
+            stop.set()
+            merged.interrupted = True
+            give_up = min(give_up, time.monotonic() + 5.0)
+            continue
+        ended = [child for child in children if child.exitcode is not None]
+        if len(ended) > received and queue.empty():
+            lost = [child.exitcode for child in ended if child.exitcode != 0]
+            raise GeneratorLost(
+                f"{len(ended) - received} load generator process(es) ended without reporting (exit codes {lost})"
+            )
+        if time.monotonic() > give_up:
+            raise GeneratorLost(f"{len(children) - received} load generator process(es) stopped reporting")
