@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -304,6 +305,66 @@ def measure(core: Core, case: Case, repeats: int) -> dict[str, Any]:
     }
 
 
+UNDER_LOAD_ARGS = "--heavy-workers 1 --heavy-waiting 2 --no-call-log"
+SEARCHERS = 6
+
+
+def under_load(serve_args: str, server_path: str = "", rounds: int = 5, deals: int = 40) -> dict[str, int]:
+    """Ordinary calls while the heavy-call pool is saturated: ``bigtwo serve`` (this interpreter's
+    bigtwo, or with ``server_path`` as its ``PYTHONPATH`` another checkout's) with one worker and two waiting,
+    six pro searches in a loop, then ``LegalMoves`` and ``NextHint`` by log on real 4-player deals,
+    one at a time: how many were answered, how many refused and why (status counts)."""
+    import asyncio
+    from collections import Counter
+
+    import grpc
+    from bigtwo.v1 import service_pb2_grpc as rpc
+
+    from .stall_bench import Server
+
+    if server_path:
+        os.environ["PYTHONPATH"] = server_path  # the server's only: this process has imported its code
+    server = Server(serve_args.split())
+    server.wait_ready()
+    games = [pb.Game(log=pb.GameLog(ruleset=rules(), deal_code=str(DealCode(seed)))) for seed in range(1, deals + 1)]
+    codes: Counter[str] = Counter()
+
+    async def run() -> None:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            stub = rpc.BigTwoServiceStub(channel)
+            stop = asyncio.Event()
+
+            async def search(number: int) -> None:
+                while not stop.is_set():
+                    request = api.BotMoveRequest(game=games[number], level="pro", seed=number, max_ms=200)
+                    try:
+                        await stub.BotMove(request, timeout=30)
+                    except grpc.RpcError:
+                        await asyncio.sleep(0.01)
+
+            searches = [asyncio.create_task(search(number)) for number in range(SEARCHERS)]
+            await asyncio.sleep(1.0)
+            for _ in range(rounds):
+                for game in games:
+                    for call in (
+                        stub.LegalMoves(api.LegalMovesRequest(game=game), timeout=30),
+                        stub.NextHint(api.NextHintRequest(game=game), timeout=30),
+                    ):
+                        try:
+                            await call
+                            codes["OK"] += 1
+                        except grpc.RpcError as error:
+                            codes[error.code().name] += 1
+            stop.set()
+            await asyncio.gather(*searches)
+
+    try:
+        asyncio.run(run())
+    finally:
+        server.stop()
+    return dict(codes)
+
+
 HEADER = f"| {'method':<12} | {'case':<36} | {'worst µs':>9} | {'bound µs':>9} | {'bound read from':<24} | runs on |"
 
 
@@ -324,9 +385,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=[], help="only these methods")
     parser.add_argument("--json", default="", help="also write the rows as JSON to this file")
     parser.add_argument(
+        "--under-load",
+        action="store_true",
+        help="instead: ordinary LegalMoves/NextHint against a started server whose pool pro searches saturate",
+    )
+    parser.add_argument("--serve-args", default=UNDER_LOAD_ARGS, help="bigtwo serve's arguments for --under-load")
+    parser.add_argument(
+        "--server-pythonpath", default="", help="--under-load: the server's PYTHONPATH (another checkout's bigtwo)"
+    )
+    parser.add_argument(
         "--check", action="store_true", help="exit 1 when a request placed on the loop took longer than its budget"
     )
     args = parser.parse_args(argv)
+    if args.under_load:
+        codes = under_load(args.serve_args, args.server_pythonpath)
+        print(json.dumps({"serve_args": args.serve_args, "server_pythonpath": args.server_pythonpath, "codes": codes}))
+        return 0
     core = Core(TokenCodec(KeyRing([BENCH_KEY])))
     # Tokens come from another core with the same key (another replica): the measured core has
     # issued none of them, so it reads each one cold.
