@@ -23,7 +23,7 @@ def settlement_rows(
 ) -> list[tuple[str, ...]]:
     """One row of :data:`COLUMNS` per seat (``seats``: the settlement's seat lines); the winner's
     row is starred and says ``wins`` where a loser's penalty stands."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for line in seats:
         if line.seat == winner:
             won = "wins with a dragon" if by_dragon else "wins"
