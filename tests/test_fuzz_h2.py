@@ -45,6 +45,23 @@ def test_the_abusive_connections_are_ended_by_the_server(report: FrameFuzzReport
         assert reactions and all(r.startswith(("GOAWAY", "closed")) for r in reactions), (kind, reactions)
 
 
+def test_abandoned_bodies_and_silent_streams_are_ended_by_the_server(report: FrameFuzzReport) -> None:
+    """A body stopped half way and a stream that never sends its first message are the server's to
+    end, at its body and deadline bounds (cut for the fuzzed server: ``SERVER_ARGS``)."""
+    waiting = [a for a in report.attacks if a.kind == "slow_body" and _abandoned(a.variant)]
+    waiting += [a for a in report.attacks if a.variant.startswith("left open and silent")]
+    assert waiting, report.summary()
+    assert all(attack.reaction in ("answered", "RST_STREAM") for attack in waiting), [
+        (a.kind, a.variant, a.reaction, dict(a.seen)) for a in waiting
+    ]
+
+
+def _abandoned(variant: str) -> bool:
+    """``"11 of 23 bytes, ..."``: the body stopped before its end."""
+    sent, _, total = variant.split(" ", 3)[:3]
+    return sent != total
+
+
 def test_the_judge_fails_a_run_whose_server_stops_answering(tmp_path: Path) -> None:
     """The probe reports a port that answers nothing, and the log check reports an error line and a
     traceback: the rules can fail."""

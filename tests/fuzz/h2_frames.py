@@ -66,6 +66,11 @@ NAME_CARDS_JSON = b'{"ruleset":{"preset":"classic"},"cards":"9S 9H"}'
 NAME_CARDS_PROTO = b"\n\t\n\x07classic\x12\x059S 9H"
 """NameCardsRequest{ruleset: {preset: classic}, cards: "9S 9H"} in protobuf binary."""
 CANCEL = 0x8
+BODY_SECONDS = 2
+CALL_SECONDS = 4
+SERVER_ARGS = ("--web-limit", f"body_seconds={BODY_SECONDS}", "--web-limit", f"call_seconds={CALL_SECONDS}")
+"""The fuzzed server's body and deadline bounds, cut from 30 s and an hour so that an abandoned body
+and a silent stream are ended by the server within one attack (and each such ending is checked)."""
 ATTACK_SECONDS = 8.0
 """No attack runs longer than this (its connections are closed at the end of it)."""
 PROBE_SECONDS = 10.0
@@ -176,6 +181,13 @@ class RawH2:
             self.sock.close()
 
 
+def read_until_answered(h2: RawH2, seconds: float) -> None:
+    """Read until the server answers a stream (HEADERS), resets it or closes, for at most ``seconds``."""
+    until = min(h2.deadline, time.monotonic() + seconds)
+    while not h2.closed and time.monotonic() < until and not (h2.seen["Headers"] or h2.seen["RstStream"]):
+        h2.read(min(0.2, until - time.monotonic()))
+
+
 def envelope(message: bytes, flags: int = 0) -> bytes:
     return bytes([flags]) + len(message).to_bytes(4, "big") + message
 
@@ -199,7 +211,7 @@ class Attack:
         goaway = sorted(key for key in self.seen if key.startswith("GOAWAY:"))
         if goaway:
             return ",".join(goaway)
-        if self.seen["RST"]:
+        if self.seen["RstStream"]:
             return "RST_STREAM"
         if self.seen["closed"]:
             return "closed"
@@ -335,12 +347,13 @@ def slow_body(h2: RawH2, rng: random.Random, scale: float) -> tuple[str, int]:
             break
     if stop == len(body):
         h2.send(DataFrame(1, b"", flags=["END_STREAM"]))
-    h2.read(1.0)
+    # An abandoned body is the server's to end: within the fuzzed server's body_seconds (SERVER_ARGS).
+    read_until_answered(h2, 1.0 if stop == len(body) else BODY_SECONDS + 2)
     return f"{stop} of {len(body)} bytes, one each {gap} s", sent
 
 
 def half_closed(h2: RawH2, rng: random.Random, scale: float) -> tuple[str, int]:
-    variant = rng.choice(("ended at once", "stream left open, unread"))
+    variant = rng.choice(("ended at once", "left open and silent"))
     h2.start({SettingsFrame.INITIAL_WINDOW_SIZE: rng.choice((0, 1, 65535))})
     streams = int(rng.randint(5, 90) * scale) or 1
     sent = 0
@@ -350,13 +363,12 @@ def half_closed(h2: RawH2, rng: random.Random, scale: float) -> tuple[str, int]:
             sent += h2.send(
                 h2.headers(stream, path, rng.choice(("application/connect+proto", "application/grpc-web+proto")), True)
             )
-        else:
-            opening = envelope(b"")  # an empty PlayStreamRequest: the stream waits for its open
-            sent += h2.send(
-                h2.headers(stream, SERVICE + "PlayStream", "application/connect+proto", False),
-                DataFrame(stream, opening),
-            )
-    h2.read(min(2.0, h2.deadline - time.monotonic()), ack=rng.random() < 0.5)
+        else:  # no message and no end: the stream waits for its open until the call's deadline cap
+            sent += h2.send(h2.headers(stream, SERVICE + "PlayStream", "application/connect+proto", False))
+    if variant == "ended at once":
+        h2.read(min(2.0, h2.deadline - time.monotonic()), ack=rng.random() < 0.5)
+    else:  # silent streams are the server's to end: at the fuzzed server's call_seconds (SERVER_ARGS)
+        read_until_answered(h2, CALL_SECONDS + 2)
     return f"{variant}, {streams} streams", sent
 
 
@@ -470,7 +482,9 @@ def run(config: FrameFuzzConfig, workdir: Path) -> FrameFuzzReport:
     web_port = free_port()
     started = time.monotonic()
     kinds = sorted(ATTACKS)
-    with ServerUnderTest(config.mode, workdir, rss_cap_mb=2048, extra_args=("--web-port", str(web_port))) as server:
+    with ServerUnderTest(
+        config.mode, workdir, rss_cap_mb=2048, extra_args=("--web-port", str(web_port), *SERVER_ARGS)
+    ) as server:
         server.wait_healthy()
         if why := probe(web_port):
             report.failures.append(f"before any attack: {why}")
