@@ -139,6 +139,8 @@ class EdgeGuard:
             receive = _refusing(refusal)
         elif not streaming:
             receive = _within(receive, self.limits.body_seconds)
+        if content_type.startswith("application/grpc-web") and not scope["path"].endswith(STREAM_SUFFIX):
+            send = _coalescing(send)
         await self.app(scope, receive, send)
 
     def _size_refusal(self, scope: Scope, streaming: bool) -> ConnectError | None:
@@ -174,6 +176,29 @@ class EdgeGuard:
             headers = [(key, value) for key, value in scope["headers"] if key != name]
             headers.append((name, capped.encode()))
             scope["headers"] = headers
+
+
+STREAM_SUFFIX = "/PlayStream"
+"""The one streaming method: its answers go out as they come."""
+
+
+def _coalescing(send: Send) -> Send:
+    """``send`` for a unary gRPC-Web call: the runtime writes its answer as a stream (the message,
+    then the trailers frame); they leave in one write, one DATA frame on HTTP/2."""
+    parts: list[bytes] = []
+
+    async def coalesced(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            if message.get("more_body", False):
+                parts.append(message.get("body", b""))
+                return
+            if parts:
+                parts.append(message.get("body", b""))
+                message = {**message, "body": b"".join(parts)}
+                parts.clear()
+        await send(message)
+
+    return coalesced
 
 
 def _refusing(error: ConnectError) -> Receive:

@@ -148,6 +148,13 @@ def test_the_web_protocol_bench_plays_every_way() -> None:
 
     rows: list[dict[str, Any]] = []
     web_bench.measure(0.2, (2,), 1, rows.append, deals=GAMES)
-    assert [row["way"] for row in rows] == [way.name for way in web_bench.WAYS]
-    assert all(row["moves_per_s"] > 0 and row["server_cpu_us_per_move"] > 0 for row in rows)
-    assert rows[0]["ratio_to_grpc"] == 1.0
+    ways = [row for row in rows if row["figure"] == "web_protocols"]
+    assert [row["way"] for row in ways] == [way.name for way in web_bench.WAYS]
+    assert all(row["moves_per_s"] > 0 and row["server_cpu_us_per_move"] > 0 for row in ways)
+    assert ways[0]["ratio_to_grpc"] == 1.0
+    versus = [row for row in rows if row["figure"] == "web_port_vs_grpc"]
+    assert [row["http"] for row in versus] == ["h1", "h2"]
+    for row in versus:
+        connect = next(way for way in ways if way["way"] == f"connect-proto-{row['http']}")
+        assert row["ratio_to_grpc"] == connect["ratio_to_grpc"] and row["lowest_ratio"] <= connect["ratio_to_grpc"]
+        assert row["met"] == (row["ratio_to_grpc"] >= web_bench.RATIO_FLOOR)

@@ -7,8 +7,9 @@ the same prepared deals are played by ApplyMove with state tokens, one call per 
 the rounds repeat, so slow drift of the machine spreads over all of them alike. For each way: moves
 per second, p50/p99 latency per move seen by the client, the server process's CPU time per move,
 and the ratio to native gRPC of the same round (the median over rounds). Then, per load and HTTP
-version, the browser port's ratio to the gRPC port (``web_port_vs_grpc``): the lowest of its binary
-ways over that version (Connect and gRPC-Web), against issue 32's floor of :data:`RATIO_FLOOR`.
+version, the browser port's ratio to the gRPC port (``web_port_vs_grpc``): Connect's binary way over
+that version (the table's protocol, and connect-web's), and the lowest of the port's binary ways
+(gRPC-Web too), each against issue 32's floor of :data:`RATIO_FLOOR`.
 
 The clients are the Connect project's own (connectrpc over pyqwest) and grpcio's, in this process:
 on a machine of two cores the client shares the CPU with the server, which is why the server's CPU
@@ -173,20 +174,24 @@ def _row(way: Way, load: int, runs: list[Run], ratios: list[float]) -> dict[str,
 
 
 def _versus_grpc(rows: list[dict[str, Any]], load: int) -> list[dict[str, Any]]:
-    """Per HTTP version, the browser port's lowest binary ratio to gRPC among ``rows`` (one load)."""
+    """Per HTTP version, the browser port's ratios to gRPC among ``rows`` (one load): Connect binary's,
+    and the lowest of the binary ways."""
     summary = []
     for version in ("h1", "h2"):
         binary = [row for row in rows if row["way"].endswith(f"proto-{version}")]
+        connect = next(row for row in binary if row["way"] == f"connect-proto-{version}")
         lowest = min(binary, key=lambda row: row["ratio_to_grpc"])
         summary.append(
             {
                 "figure": "web_port_vs_grpc",
                 "http": version,
                 "load": load,
-                "ratio_to_grpc": lowest["ratio_to_grpc"],
+                "ratio_to_grpc": connect["ratio_to_grpc"],
+                "lowest_ratio": lowest["ratio_to_grpc"],
                 "lowest_way": lowest["way"],
                 "floor": RATIO_FLOOR,
-                "met": lowest["ratio_to_grpc"] >= RATIO_FLOOR,
+                "met": connect["ratio_to_grpc"] >= RATIO_FLOOR,
+                "every_way_met": lowest["ratio_to_grpc"] >= RATIO_FLOOR,
             }
         )
     return summary
