@@ -79,3 +79,37 @@ def test_ctrl_c_in_a_tournament_keeps_the_deals_played_so_far(jobs: int) -> None
     result = stopped.value.result
     assert result.deals == 3 and all(len(result.points[level]) == 3 for level in ("good", "random"))
     assert result.summary("good")["mean"] == result.summary("good")["mean"]  # a number, not NaN
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the command's CPU time in /proc")
+def test_ctrl_c_in_an_audit_says_what_was_audited_so_far(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    copies = 400  # enough replays that the audit is still running when interrupted (tens of seconds)
+    for copy in range(copies):
+        for source in sorted(GOLDEN.glob("*.toml")):
+            (tmp_path / f"{source.stem}-{copy}.toml").write_bytes(source.read_bytes())
+    command = [BIGTWO, "audit", str(tmp_path)]
+    audit = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _cpu_seconds(audit.pid) < 2.5 and audit.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # past its start (imports, listing): auditing
+        audit.send_signal(signal.SIGINT)
+        out, err = audit.communicate(timeout=60)
+    finally:
+        if audit.poll() is None:
+            audit.kill()
+            audit.communicate()
+    if audit.returncode == 0:  # the whole folder was audited before the interrupt: nothing to check
+        pytest.skip("the audit finished before the interrupt")
+    assert audit.returncode == 130, out + err
+    assert "Traceback" not in err, err
+    total = copies * len(list(GOLDEN.glob("*.toml")))
+    assert f"of {total} files: the counts above are over those" in " ".join(out.split()), out

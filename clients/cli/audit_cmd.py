@@ -95,16 +95,20 @@ def cmd_audit(args: argparse.Namespace) -> int:
     tally = AuditTally()
     kept: list[AuditRow] | None = [] if args.json else None
     started = time.perf_counter()
+    interrupted = False
     with _runner(args, len(names)) as runner, _jsonl_out(args.jsonl) as stream:
         jsonl = JsonLinesReport(stream) if stream is not None else None
-        with _progress(args.quiet, len(names)) as advance:
-            rows = audit_rows(names, settings, runner, progress=advance)
-            for row in jsonl.rows(rows) if jsonl else rows:
-                tally.add(row)
-                if kept is not None:
-                    kept.append(row)
+        try:
+            with _progress(args.quiet, len(names)) as advance:
+                rows = audit_rows(names, settings, runner, progress=advance)
+                for row in jsonl.rows(rows) if jsonl else rows:
+                    tally.add(row)
+                    if kept is not None:
+                        kept.append(row)
+        except KeyboardInterrupt:  # Ctrl-C: what was audited so far is still said
+            interrupted = True
         seconds = time.perf_counter() - started
-        if jsonl:
+        if jsonl and not interrupted:
             jsonl.finish(tally, seconds, runner.processes, runner.describe())
     if not args.quiet:
         _print_summary(out, tally)
@@ -113,6 +117,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         f"{tally.valid} valid, {tally.failed} failed ({seconds:.2f} s, {runner.describe()})",
         highlight=False,
     )
+    if interrupted:
+        out.print(
+            f"Interrupted (Ctrl-C) after {tally.files} of {len(names)} files: the counts above are over those; "
+            "no report was written.",
+            highlight=False,
+        )
+        return 130
     if args.jsonl and args.jsonl != "-":
         out.print(f"JSON-lines report written to {Path(args.jsonl).resolve()}", highlight=False, soft_wrap=True)
     if kept is not None:
