@@ -173,10 +173,20 @@ class ServerProcess:
     (:attr:`web_port`: Connect and gRPC-Web)."""
 
     def __init__(
-        self, kind: str, mode: str, threads: int, spin_us: float = 0.0, *, web: bool = False, games: int = GAMES
+        self,
+        kind: str,
+        mode: str,
+        threads: int,
+        spin_us: float = 0.0,
+        *,
+        web: bool = False,
+        games: int = GAMES,
+        metrics: bool = False,
     ) -> None:
         self.port = free_port()
         self.web_port = free_port() if web else 0
+        self.metrics_port = free_port() if metrics else 0
+        """With ``metrics``, its Prometheus /metrics on 127.0.0.1 (the server's own histograms)."""
         env = {**os.environ, "BIGTWO_TOKEN_KEYS": BENCH_KEY}
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         command = [
@@ -196,6 +206,7 @@ class ServerProcess:
             "--games",
             str(games),
             *(["--web-port", str(self.web_port)] if web else []),
+            *(["--metrics-port", str(self.metrics_port)] if metrics else []),
         ]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
@@ -225,10 +236,21 @@ class ServerProcess:
 
 
 def _serve(
-    kind: str, port: int, mode: str, threads: int, spin_us: float = 0.0, web_port: int = 0, games: int = GAMES
+    kind: str,
+    port: int,
+    mode: str,
+    threads: int,
+    spin_us: float = 0.0,
+    web_port: int = 0,
+    games: int = GAMES,
+    metrics_port: int = 0,
 ) -> int:
     from bigtwo.service.server import ServerConfig, run_one
 
+    if metrics_port:  # as bigtwo serve does for one process (a bench's servers are one process)
+        from bigtwo.service.telemetry import start_metrics_server
+
+        start_metrics_server("127.0.0.1", metrics_port)
     cfg = ServerConfig(port=port, metrics_port=0, mode=mode, threads=threads, grace=1.0, web_port=web_port or None)
     make_core = functools.partial(NoopCore, spin_us=spin_us, games=games) if kind == "noop" else None
     return run_one(cfg, reuse_port=False, make_core=make_core)
@@ -521,12 +543,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spin-us", type=float, default=0.0)
     parser.add_argument("--games", type=int, default=GAMES, help="with --serve: deals the no-op answers (internal)")
     parser.add_argument("--web-port", type=int, default=0, help="with --serve: the browser port too (internal)")
+    parser.add_argument("--metrics-port", type=int, default=0, help="with --serve: /metrics too (internal)")
     args = parser.parse_args(argv)
     if args.serve:
         from bigtwo.service.server import DEFAULT_MODE
 
         return _serve(
-            args.serve, args.port, args.mode or DEFAULT_MODE, args.threads, args.spin_us, args.web_port, args.games
+            args.serve,
+            args.port,
+            args.mode or DEFAULT_MODE,
+            args.threads,
+            args.spin_us,
+            args.web_port,
+            args.games,
+            args.metrics_port,
         )
     return run_service_bench(args)
 
