@@ -31,6 +31,16 @@ const CHROMIUM_ARGS = [
 ];
 const PERSON = 2;
 const CARD = /\b([3-9TJQKA2][DCHS])\b/g;
+/** A card as people read it ("10♦", in events' descriptions), as the service's text ("TD"). */
+const FACE = /(10|[3-9JQKA2])([♦♣♥♠])/g;
+const SUIT_LETTER: Readonly<Record<string, string>> = { "♦": "D", "♣": "C", "♥": "H", "♠": "S" };
+
+/** Every card a text names, in either form, as the service's text. */
+function cardsNamed(text: string): string[] {
+  const machine = [...text.matchAll(CARD)].map((match) => match[1] ?? "");
+  const faces = [...text.matchAll(FACE)].map((match) => `${match[1] === "10" ? "T" : match[1]}${SUIT_LETTER[match[2] ?? ""] ?? ""}`);
+  return [...machine, ...faces];
+}
 const WAIT_MS = 30_000;
 
 function check(condition: boolean, what: string): void {
@@ -170,8 +180,8 @@ function cardsIn(answer: JsonValue | undefined): Set<string> {
   const cards = new Set<string>();
   walk(answer, (key, value) => {
     if (typeof value === "string" && !key.endsWith("Token") && !PUBLIC_CARD_FIELDS.has(key)) {
-      for (const match of value.matchAll(CARD)) {
-        cards.add(match[1] ?? "");
+      for (const card of cardsNamed(value)) {
+        cards.add(card);
       }
     }
   });
@@ -198,7 +208,7 @@ function playedIn(exchange: Exchange): string[] {
   const cards: string[] = [];
   const add = (text: JsonValue | undefined) => {
     if (typeof text === "string") {
-      cards.push(...[...text.matchAll(CARD)].map((match) => match[1] ?? ""));
+      cards.push(...cardsNamed(text));
     }
   };
   for (const event of list(field(exchange.answer, "events"))) {
