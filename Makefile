@@ -17,8 +17,9 @@ VECTORS := tests/vectors
 
 .PHONY: chromium prometheus system-packages node-deps ts-deps ts-proto ts-table buf-breaking api-baseline venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
 
-# venv: everything the tests, linters, benches and fuzzer need (the [dev] extras);
-# venv-runtime: only what the service and the bigtwo command need (what make run installs).
+# venv: everything the tests, linters, benches and fuzzer need (the [dev] extra, which holds every other);
+# venv-runtime: only what make run needs: the bigtwo command with its server and the browser port
+# (the [cli,web] extras; README "Installs" gives what each extra holds and weighs).
 venv: $(STAMP)
 venv-runtime: $(RUNTIME_STAMP)
 
@@ -30,8 +31,8 @@ $(PY):
 # Re-install only when pyproject.toml is newer than the stamp. The dev install holds the runtime
 # one, so it renews the runtime stamp as well.
 $(RUNTIME_STAMP): pyproject.toml | $(PY)
-	@echo "Installing the service and the bigtwo command into $(VENV) (pip install -e .; about a minute the first time) ..."
-	$(PIP) install -e .
+	@echo "Installing the service and the bigtwo command into $(VENV) (pip install -e '.[cli,web]'; about a minute the first time) ..."
+	$(PIP) install -e '.[cli,web]'
 	touch $@
 $(STAMP): pyproject.toml | $(PY)
 	@echo "Installing the service with the test and lint tools into $(VENV) (pip install -e '.[dev]'; a few minutes the first time) ..."

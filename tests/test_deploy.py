@@ -190,9 +190,11 @@ def test_dockerignore_keeps_secrets_out_and_the_sources_in() -> None:
         ".git/config",
     ):
         assert ignored(leaked), leaked
-    for needed in ("pyproject.toml", "README.md", "engine/deal.py", "service/server.py", "clients/cli/main.py"):
-        assert not ignored(needed), needed
+    needed = ("pyproject.toml", "setup.py", "README.md", "engine/deal.py", "service/server.py", "clients/cli/main.py")
+    for path in needed:
+        assert not ignored(path), path
     assert ignored(".venv/bin/python") and ignored("tests/test_deploy.py")
+    assert ignored("clients/ts/node_modules/x.js"), "the TypeScript client's 188 MB stay out of the build context"
 
 
 # -- Kubernetes ---------------------------------------------------------------------------------------

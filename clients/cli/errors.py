@@ -159,9 +159,10 @@ def _os_error(error: OSError) -> CommandError:
     return CommandError(f"{path}: {what}.")
 
 
-def explain(error: BaseException) -> CommandError | None:
-    """The user-facing form of ``error``; None when it is not a user's mistake nor a failure the
-    user can act on (a bug: :func:`handle` says so and points at ``--debug``)."""
+def explain(error: BaseException, command: str | None = None) -> CommandError | None:
+    """The user-facing form of ``error`` (raised by the subcommand ``command``, if known); None when
+    it is not a user's mistake nor a failure the user can act on (a bug: :func:`handle` says so and
+    points at ``--debug``)."""
     if isinstance(error, CommandError):
         return error
     if isinstance(error, KeyboardInterrupt):
@@ -183,6 +184,11 @@ def explain(error: BaseException) -> CommandError | None:
         return UsageError(str(error))  # --dask cannot be used here until the extra is installed
     if _is(error, "bigtwo.tools.cluster", "DaskUnreachable"):
         return CommandError(str(error))
+    if isinstance(error, ModuleNotFoundError):
+        from .extras import missing_extra  # an install to add, named (pip install 'bigtwo[EXTRA]')
+
+        sentence = missing_extra(error, command)
+        return CommandError(sentence) if sentence is not None else None
     if isinstance(error, OSError):
         return _os_error(error)
     return None
@@ -213,7 +219,7 @@ def handle(error: BaseException, prog: str, *, debug: bool = False) -> int:
         traceback.print_exception(error)
     if isinstance(error, BrokenPipeError):
         _silence_stdout()
-    known = explain(error)
+    known = explain(error, prog.split()[1] if " " in prog else None)
     if known is None:
         known = CommandError(
             f"unexpected error ({type(error).__name__}: {error}). This is a bug in bigtwo; "
