@@ -45,6 +45,9 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 ENVELOPE_BYTES = 5
 """The prefix of an enveloped message (gRPC-Web, Connect streams): a flag byte and a length."""
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+STREAM_SUFFIX = "/PlayStream"
+"""The one streaming method: its requests may come over time (bounded by the call's deadline, not
+``body_seconds``), each message checked at its envelope, and its answers go out as they come."""
 GRPC_TIMEOUT_UNITS = {"H": 3600.0, "M": 60.0, "S": 1.0, "m": 1e-3, "u": 1e-6, "n": 1e-9}
 
 
@@ -117,7 +120,6 @@ class EdgeGuard:
         self.limits = limits
         self.max_message_bytes = max_message_bytes
         self.api_prefix = f"/{SERVICE_NAME}/"
-        self.refused_hosts = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -125,21 +127,20 @@ class EdgeGuard:
             return
         host = _header(scope, b"host") or ""
         if not self.hosts.allows(host):
-            self.refused_hosts += 1
             await _plain(send, 421, f"this server does not answer for host {host[:80]!r} (see --web-host)\n")
             return
         if not scope["path"].startswith(self.api_prefix) or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
         content_type = _header(scope, b"content-type") or ""
-        streaming = content_type.startswith("application/connect+")
+        streaming = scope["path"].endswith(STREAM_SUFFIX)  # whatever protocol it comes by
         self._cap_deadline(scope, content_type)
         refusal = self._size_refusal(scope, streaming)
         if refusal is not None:
             receive = _refusing(refusal)
         elif not streaming:
             receive = _within(receive, self.limits.body_seconds)
-        if content_type.startswith("application/grpc-web") and not scope["path"].endswith(STREAM_SUFFIX):
+        if content_type.startswith("application/grpc-web") and not streaming:
             send = _coalescing(send)
         await self.app(scope, receive, send)
 
@@ -160,7 +161,7 @@ class EdgeGuard:
         """Every call gets a deadline of at most ``call_seconds``: one asking for none or a longer
         one is given that one (as the header its protocol reads it from)."""
         cap = self.limits.call_seconds
-        if content_type.startswith("application/grpc-web"):
+        if content_type.startswith("application/grpc"):  # gRPC-Web, and gRPC
             name = b"grpc-timeout"
             given = _header(scope, name)
             seconds = _grpc_timeout_seconds(given) if given else None
@@ -176,10 +177,6 @@ class EdgeGuard:
             headers = [(key, value) for key, value in scope["headers"] if key != name]
             headers.append((name, capped.encode()))
             scope["headers"] = headers
-
-
-STREAM_SUFFIX = "/PlayStream"
-"""The one streaming method: its answers go out as they come."""
 
 
 def _coalescing(send: Send) -> Send:

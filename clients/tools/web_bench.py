@@ -9,7 +9,9 @@ per second, p50/p99 latency per move seen by the client, the server process's CP
 and the ratio to native gRPC of the same round (the median over rounds). Then, per load and HTTP
 version, the browser port's ratio to the gRPC port (``web_port_vs_grpc``): Connect's binary way over
 that version (the table's protocol, and connect-web's), and the lowest of the port's binary ways
-(gRPC-Web too), each against issue 32's floor of :data:`RATIO_FLOOR`.
+(gRPC-Web too), each against issue 32's floor of :data:`RATIO_FLOOR`; and, steadier on a busy
+machine, the same share in moves per second of the server's CPU (``cpu_ratio_to_grpc``: gRPC's
+server CPU per move over the way's), what the port can serve once the server's CPU is the limit.
 
 The clients are the Connect project's own (connectrpc over pyqwest) and grpcio's, in this process:
 on a machine of two cores the client shares the CPU with the server, which is why the server's CPU
@@ -187,6 +189,7 @@ def _versus_grpc(rows: list[dict[str, Any]], load: int) -> list[dict[str, Any]]:
                 "http": version,
                 "load": load,
                 "ratio_to_grpc": connect["ratio_to_grpc"],
+                "cpu_ratio_to_grpc": connect["cpu_ratio_to_grpc"],
                 "lowest_ratio": lowest["ratio_to_grpc"],
                 "lowest_way": lowest["way"],
                 "floor": RATIO_FLOOR,
@@ -229,6 +232,10 @@ def measure(
                         f"  load {load} round {number + 1}/{rounds}: {way.name} {run.rate:.0f} moves/s", file=sys.stderr
                     )
             load_rows = [_row(way, load, runs[way.name], ratios[way.name]) for way in WAYS]
+            native_cpu = load_rows[0]["server_cpu_us_per_move"]
+            for row in load_rows:  # moves per second of the server's CPU, against gRPC's
+                cpu = row["server_cpu_us_per_move"]
+                row["cpu_ratio_to_grpc"] = round(native_cpu / cpu, 3) if cpu else 0.0
             for row in load_rows + _versus_grpc(load_rows, load):
                 rows.append(row)
                 emit(row)
