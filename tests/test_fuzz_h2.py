@@ -51,7 +51,7 @@ def test_abandoned_bodies_and_silent_streams_are_ended_by_the_server(report: Fra
     waiting = [a for a in report.attacks if a.kind == "slow_body" and _abandoned(a.variant)]
     waiting += [a for a in report.attacks if a.variant.startswith("left open and silent")]
     assert waiting, report.summary()
-    assert all(attack.reaction in ("answered", "RST_STREAM") for attack in waiting), [
+    assert all(attack.reaction.startswith(("answered", "RST:")) for attack in waiting), [
         (a.kind, a.variant, a.reaction, dict(a.seen)) for a in waiting
     ]
 

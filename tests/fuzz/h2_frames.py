@@ -211,12 +211,13 @@ class Attack:
         goaway = sorted(key for key in self.seen if key.startswith("GOAWAY:"))
         if goaway:
             return ",".join(goaway)
-        if self.seen["RstStream"]:
-            return "RST_STREAM"
+        resets = ",".join(sorted(key for key in self.seen if key.startswith("RST:")))
+        if self.seen["Headers"] or self.seen["Data"]:  # a reset after an answer ends an unread request
+            return f"answered, then {resets}" if resets else "answered"
+        if resets:
+            return resets
         if self.seen["closed"]:
             return "closed"
-        if self.seen["Headers"] or self.seen["Data"]:
-            return "answered"
         return "nothing (connection kept)"
 
 
