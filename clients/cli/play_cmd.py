@@ -187,7 +187,7 @@ def _resume(table: Any, setup: Setup, screen: Screen, args: argparse.Namespace) 
     where = f"after deal {finished}"
     if table.in_deal:
         where = f"deal {table.table.deal_number}, move {table.table.moves_made + 1}"
-    screen.say(f"Resumed {args.resume}: {finished} deal(s) finished; going on at {where}.")
+    screen.say(f"Resumed {args.resume}: {finished} deal{'' if finished == 1 else 's'} finished; going on at {where}.")
 
 
 def _play(

@@ -144,7 +144,7 @@ class Screen:
         say = self.say
         say("")
         state = " · over" if standing.over else (" · stopped" if stopped else "")
-        say(f"[b]Match table[/b] · {len(table.deals)} deal(s){state}")
+        say(f"[b]Match table[/b] · {len(table.deals)} deal{'' if len(table.deals) == 1 else 's'}{state}")
         header = "  " + f"{'seat':<20}" + "".join(f"{'d' + str(d.number):>5}" for d in table.deals)
         say(header + f"{'total':>7} {'won':>4}")
         for seat in range(len(standing.totals)):
@@ -153,7 +153,7 @@ class Screen:
             say(f"  {self.row(seat):<20}{row}{standing.totals[seat]:>7} {standing.deals_won[seat]:>4}{win}")
 
 
-_WIDTHS = (22, 4, 3, 4, 3, 18, 6)
+_WIDTHS = (22, 4, 3, 4, 3, 7, 6)
 
 
 def _columns(cells: Sequence[str]) -> str:

@@ -191,7 +191,7 @@ def render(log: GameLog, verdict: AuditVerdict, console: Console) -> None:
         names = ", ".join(_who(log, s) for s in log.result.winners)
         console.print(
             Text(
-                f"Match {state} after {log.result.deals} deal(s); "
+                f"Match {state} after {log.result.deals} deal{'' if log.result.deals == 1 else 's'}; "
                 f"{'winner' if log.result.over else 'leading'}: {names}",
                 style="bold",
             )

@@ -250,6 +250,10 @@ def _page_data(log: GameLog, verdict: AuditVerdict) -> dict[str, Any]:
     return {"seats": labels, "steps": steps, "settlements": settlements}
 
 
+def _deals(count: int) -> str:
+    return f"{count} deal" if count == 1 else f"{count} deals"
+
+
 def match_result_text(log: GameLog) -> tuple[str, bool]:
     """The banner of the page's last step, and whether the match is over."""
     result = log.result
@@ -265,12 +269,12 @@ def match_result_text(log: GameLog) -> tuple[str, bool]:
     rule = how_to_win(log.ruleset)
     if result.over:
         return (
-            f"Match over after {result.deals} deal(s) \u00b7 winner: {names(result.winners)} \u00b7 totals {totals} "
+            f"Match over after {_deals(result.deals)} \u00b7 winner: {names(result.winners)} \u00b7 totals {totals} "
             f"({rule})",
             True,
         )
     return (
-        f"Match not over: {result.deals} deal(s) finished{tail} \u00b7 leading: {names(result.winners)} "
+        f"Match not over: {_deals(result.deals)} finished{tail} \u00b7 leading: {names(result.winners)} "
         f"\u00b7 totals {totals} ({rule})",
         False,
     )
@@ -284,7 +288,7 @@ def render_html(log: GameLog, verdict: AuditVerdict, *, title: str = "Big Two re
     banner, over = match_result_text(log)
     meta = (
         f"{log.ruleset.preset} \u00b7 {log.players} players \u00b7 rules {log.ruleset.fingerprint} \u00b7 "
-        f"{len(log.deals)} deal(s) \u00b7 {verdict.signature.value}"
+        f"{_deals(len(log.deals))} \u00b7 {verdict.signature.value}"
     )
     return f"""<!DOCTYPE html>
 <html lang="en">
