@@ -35,6 +35,8 @@ the agent was trained with them:
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
@@ -84,6 +86,13 @@ def _offsets() -> tuple[int, ...]:
 def _index_of() -> dict[Positions, int]:
     blocks = zip(_offsets(), layout(), strict=True)
     return {positions: offset + k for offset, block in blocks for k, positions in enumerate(block)}
+
+
+def tables_digest(tables: Sequence[Sequence[Sequence[int]]]) -> str:
+    """SHA-256 of the positions of the 2- to 5-card actions, in index order, as compact JSON: the
+    original's ``inverse…CardIndices`` tables and :func:`layout` give the same digest."""
+    text = json.dumps([[list(p) for p in table] for table in tables], separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def index_of(positions: Positions) -> int | None:

@@ -42,28 +42,35 @@ class PpoBot:
         self.weights = weights
 
     def choose(self, observation: Observation, ruleset: Ruleset, rng: random.Random) -> Move:
-        view = view_of(observation, ruleset)
-        if ruleset.players != 4:
-            raise ValueError("the PPO agent plays 4-player Big Two only")
-        encoder = replay(observation)
-        hand = encoder.hand
-        offered = actions.options(hand, sorted(_cards(view.table.mask)) if view.table else None)
-        candidates: dict[int, int] = {}  # the agent's action index -> card mask
-        for mask in masks_of(view.legal):
-            positions = tuple(hand.index(card) for card in _cards(mask))
-            index = actions.index_of(positions)
-            if index is not None and positions in offered:
-                candidates[index] = mask
-        if view.can_pass:
-            candidates[actions.PASS] = 0
-        if not candidates:
-            raise ValueError("no move is legal in both games (the agent always has a single to lead)")
-        if len(candidates) == 1:
-            return _move(observation.seat, next(iter(candidates.values())))
+        encoder, offered = candidates(observation, ruleset)
+        if len(offered) == 1:
+            return _move(observation.seat, next(iter(offered.values())))
         logits = forward(self.weights, encoder.vector).logits
-        order = sorted(candidates)
+        order = sorted(offered)
         best = order[int(np.argmax(logits[order]))]
-        return _move(observation.seat, candidates[best])
+        return _move(observation.seat, offered[best])
+
+
+def candidates(observation: Observation, ruleset: Ruleset) -> tuple[Encoder, dict[int, int]]:
+    """The seat's encoder, and the moves legal in both games: the agent's action index -> card
+    mask (0 for pass)."""
+    if ruleset.players != 4:
+        raise ValueError("the PPO agent plays 4-player Big Two only")
+    view = view_of(observation, ruleset)
+    encoder = replay(observation)
+    hand = encoder.hand
+    offered = actions.options(hand, _cards(view.table.mask) if view.table else None)
+    both: dict[int, int] = {}
+    for mask in masks_of(view.legal):
+        positions = tuple(hand.index(card) for card in _cards(mask))
+        index = actions.index_of(positions)
+        if index is not None and positions in offered:
+            both[index] = mask
+    if view.can_pass:
+        both[actions.PASS] = 0
+    if not both:
+        raise ValueError("no move is legal in both games (the agent always has a single to lead)")
+    return encoder, both
 
 
 def replay(observation: Observation) -> Encoder:
