@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from importlib import metadata
 from importlib.metadata import packages_distributions
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bigtwo.cli.extras import EXTRA_OF_MODULE, NESTED, extra_for, missing_extra
@@ -186,6 +187,18 @@ def test_each_module_of_the_table_comes_with_its_extra() -> None:
     assert PYPROJECT["project"]["dependencies"] == [], "the engine installs alone"
 
 
+def test_the_packages_gates_ask_for_the_extras_of_the_table() -> None:
+    from bigtwo.client import CLIENT_MODULES
+    from bigtwo.service import SERVER_MODULES
+
+    order = [*NESTED, "web"]
+    for modules, extra in ((CLIENT_MODULES, "client"), (SERVER_MODULES, "server")):
+        for module in modules:
+            needed = extra_for(module)
+            assert needed is not None and order.index(needed) <= order.index(extra), (module, needed, extra)
+    assert {m for m, x in EXTRA_OF_MODULE.items() if x == "server"} <= set(SERVER_MODULES)
+
+
 def test_a_missing_module_is_named_with_its_extra_and_the_command_gets_the_whole_of_what_it_runs_on() -> None:
     grpc_missing = ModuleNotFoundError("No module named 'grpc'", name="grpc")
     assert "pip install 'bigtwo[client]'" in (missing_extra(grpc_missing) or "")
@@ -261,13 +274,16 @@ verdict = audit_text(dumps(game_log_from_deals(rules, [deal], codes=[code])))
 outside = sorted({m.split(".")[0] for m in sys.modules} - set(sys.stdlib_module_names) - {"bigtwo", "__main__"})
 print(json.dumps({"winner": deal.winner, "events": len(deal.events), "verdict": verdict.kind.name, "outside": outside}))
 """
-    out = subprocess.run(
-        [str(python), "-c", script], check=True, capture_output=True, text=True, timeout=60, cwd=tmp_path
-    )
-    played = json.loads(out.stdout)
+    run: dict[str, Any] = {"capture_output": True, "text": True, "timeout": 60, "cwd": tmp_path}
+    played = json.loads(subprocess.run([str(python), "-c", script], check=True, **run).stdout)
     assert played["winner"] >= 0 and played["events"] > 4
     assert played["verdict"] == "VALID", played
     assert played["outside"] in ([], ["_distutils_hack"]), played  # setuptools' own .pth hook, not ours
+
+    for package, extra in (("bigtwo.client", "client"), ("bigtwo.service.server", "server")):
+        refused = subprocess.run([str(python), "-c", f"import {package}"], check=False, **run)
+        assert refused.returncode == 1
+        assert f"needs the '{extra}' extra" in refused.stderr and f"pip install 'bigtwo[{extra}]'" in refused.stderr
 
     serve = subprocess.run(
         [str(venv / "bin" / "bigtwo"), "serve"], capture_output=True, text=True, timeout=60, cwd=tmp_path
