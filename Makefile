@@ -70,6 +70,7 @@ bench: venv
 	$(PY) -m bigtwo.tools.cost_bench
 	$(PY) -m bigtwo.tools.stall_bench
 	$(PY) -m bigtwo.tools.web_bench --json --seconds 2 --rounds 3
+	$(PY) -m bigtwo.tools.capacity_bench --json --seconds 3 --plot capacity.png
 	$(PY) -m bigtwo.tools.audit_dask_bench --deals 100000
 	$(PY) -m bigtwo.tools.tournament_dask_bench --deals 2000
 
