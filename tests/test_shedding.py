@@ -11,6 +11,7 @@ import asyncio
 import base64
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -38,10 +39,13 @@ TOO_LONG = api.LegalMovesRequest(
 """A log over the limit of 1024 moves: RESOURCE_EXHAUSTED LOG_TOO_LONG, the same answer every time."""
 SEARCHES = 3
 SEARCH_MS = 100
+LONG_SEARCH_MS = 400
+"""Searches sent at once that must meet in the pool (so some are shed) whatever the machine's load:
+long enough that the last one sent arrives while the first still computes."""
 
 
-def search(seed: int) -> api.BotMoveRequest:
-    return api.BotMoveRequest(game=GAME, level="pro", seed=seed, max_ms=SEARCH_MS)
+def search(seed: int, ms: int = SEARCH_MS) -> api.BotMoveRequest:
+    return api.BotMoveRequest(game=GAME, level="pro", seed=seed, max_ms=ms)
 
 
 def retry_info(trailing: Any) -> error_details_pb2.RetryInfo | None:
@@ -122,14 +126,14 @@ def test_a_stock_client_with_the_service_config_retries_sheds_and_not_limits(tmp
     server = ServerProcess(tmp_path, "--heavy-workers", "1", "--heavy-waiting", "0", "--no-call-log")
     try:
 
-        async def searches(options: list[tuple[str, Any]]) -> list[Any]:
+        async def searches(options: list[tuple[str, Any]], ms: int) -> list[Any]:
             async with grpc.aio.insecure_channel(server.target, options=options) as channel:
                 stub = rpc.BigTwoServiceStub(channel)  # type: ignore[no-untyped-call]
-                calls = [stub.BotMove(search(seed), timeout=60) for seed in range(SEARCHES)]
+                calls = [stub.BotMove(search(seed, ms), timeout=60) for seed in range(SEARCHES)]
                 return list(await asyncio.gather(*calls, return_exceptions=True))
 
         # Without retries: one worker, no waiting room, three searches at once: some are shed.
-        plain = asyncio.run(searches([("grpc.enable_retries", 0)]))
+        plain = asyncio.run(searches([("grpc.enable_retries", 0)], LONG_SEARCH_MS))
         shed = [answer for answer in plain if isinstance(answer, grpc.RpcError)]
         assert shed and len(shed) < SEARCHES
         for error in shed:
@@ -142,7 +146,7 @@ def test_a_stock_client_with_the_service_config_retries_sheds_and_not_limits(tmp
 
         # The same with the published service config: every search answered, by gRPC's own retries.
         config = [("grpc.service_config", service_config_text())]
-        retried = asyncio.run(searches(config))
+        retried = asyncio.run(searches(config, SEARCH_MS))
         assert all(isinstance(answer, api.BotMoveResponse) for answer in retried), retried
         assert metric(server, 'bigtwo_shed_total{reason="HEAVY_CALLS_BUSY"}') > sheds_before, "sheds were retried"
 
@@ -155,6 +159,13 @@ def test_a_stock_client_with_the_service_config_retries_sheds_and_not_limits(tmp
                 stub.LegalMoves(TOO_LONG, timeout=30)
         assert details(caught.value)["reason"] == "LOG_TOO_LONG"
         assert pushback(caught.value.trailing_metadata()) == "-1"
+        # grpc.aio sends an aborted call's status before its handler's scope counts it: wait for
+        # the count (bounded), then no other attempt may have come (the client has its answer).
+        for _ in range(100):
+            if metric(server, counted) >= before + 1:
+                break
+            time.sleep(0.05)
+        time.sleep(0.2)
         assert metric(server, counted) == before + 1, "not retried"
     finally:
         server.stop()
@@ -188,7 +199,7 @@ def test_the_browser_port_sheds_with_the_same_details_and_pushback(tmp_path: Pat
         answers: list[tuple[int, dict[str, str], dict[str, Any]]] = []
 
         def one(seed: int) -> None:
-            answers.append(connect_call(web_port, "BotMove", search(seed)))
+            answers.append(connect_call(web_port, "BotMove", search(seed, LONG_SEARCH_MS)))
 
         threads = [threading.Thread(target=one, args=(seed,)) for seed in range(SEARCHES)]
         for thread in threads:
