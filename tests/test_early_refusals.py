@@ -113,3 +113,28 @@ def test_ctrl_c_in_an_audit_says_what_was_audited_so_far(tmp_path: Path) -> None
     assert "Traceback" not in err, err
     total = copies * len(list(GOLDEN.glob("*.toml")))
     assert f"of {total} files: the counts above are over those" in " ".join(out.split()), out
+
+
+@pytest.mark.parametrize("delay", [0.8, 1.6])
+def test_ctrl_c_while_the_command_starts_is_a_sentence_not_a_traceback(delay: float) -> None:
+    """An interrupt that lands while the command's modules load (about a second here) or once it
+    runs ends with "interrupted." and status 130, never a traceback out of an import."""
+    import signal
+    import time
+
+    command = subprocess.Popen(
+        [BIGTWO, "tournament", "--deals", "100000", "--no-plot", "--no-progress"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(delay)
+        command.send_signal(signal.SIGINT)
+        _, err = command.communicate(timeout=60)
+    finally:
+        if command.poll() is None:
+            command.kill()
+            command.communicate()
+    assert command.returncode == 130 and "Traceback" not in err, err
+    assert "interrupted" in err.lower(), err

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import threading
 import traceback
@@ -197,6 +198,10 @@ def _quiet_closed_channel_pollers() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` names; its exit status. The command's error boundary."""
+    from . import _interrupted_while_starting
+
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:  # started: Ctrl-C is the boundary's
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = _take_debug(argv)
     # gRPC's C core logs connection failures on stderr by itself; the command says them in words.
