@@ -533,7 +533,7 @@ class Generator:
         cfg = self.cfg
         result = self.result
         result.config = asdict(cfg)
-        result.started_at = time.monotonic()
+        result.started_at = result.started_at or time.monotonic()  # a caller may start the clock first
         if cfg.duration:
             self.deadline = result.started_at + cfg.duration
         ticker = asyncio.ensure_future(self._tick()) if self.on_tick or self.stop else None

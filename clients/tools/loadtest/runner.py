@@ -192,7 +192,8 @@ def _run_here(cfg: LoadConfig, progress: bool, before: threading.Timer | None, s
     result = LoadResult()
     live = _live([result], started) if progress else None
     try:
-        if before:
+        if before:  # the run's clock starts with ``before`` (a kill at S seconds is at S on it)
+            result.started_at = time.monotonic()
             before.start()
         return run(cfg, result)
     finally:
