@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from bigtwo.engine import Ruleset
+from bigtwo.engine.bots import Budget
 
 from .source import LEVEL, RULESET, fetch_instructions, weights_path
 
@@ -76,7 +77,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"{level} against the PPO agent: {deals} deals, 5 tables each", file=sys.stderr)
         started = time.perf_counter()
         result = run_tournament(
-            ruleset, (level, LEVEL), deals, args.seed, args.jobs, seating=Seating.FIELD, bot_factory=factory
+            ruleset,
+            (level, LEVEL),
+            deals,
+            args.seed,
+            args.jobs,
+            _budget(args),
+            seating=Seating.FIELD,
+            bot_factory=factory,
         )
         mean, low, high = result.paired(level, LEVEL)
         report["levels"].append(
@@ -90,6 +98,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             }
         )
     return report
+
+
+def _budget(args: argparse.Namespace) -> Budget | None:
+    """pro's budget from --pro-steps / --pro-sims, as the ladder's bench reads them."""
+    if args.pro_steps is None and args.pro_sims is None:
+        return None
+    base = Budget()
+    return Budget(
+        simulations=args.pro_sims if args.pro_sims is not None else base.simulations,
+        steps=args.pro_steps if args.pro_steps is not None else base.steps,
+    )
 
 
 def table(report: dict[str, Any]) -> Any:
