@@ -2,9 +2,12 @@
 
 No gRPC here: :mod:`bigtwo.service.servicer` hosts these on a sync or an aio server, maps errors
 (one place, :func:`bigtwo.service.errors.to_rpc_status`), logs and counts. Each handler converts
-the request, calls the engine, converts back. Loading the game a request names is
-:class:`~bigtwo.service.loading.GameLoader`'s, judging its move :class:`~bigtwo.service.judging.MoveJudge`'s;
-:class:`Core` is both, plus the sixteen handlers.
+the request, calls the engine, converts back. :class:`Core` holds the sixteen handlers and the named
+parts they call, each of which can be built alone: ``games`` loads the game a request names
+(:class:`~bigtwo.service.loading.GameLoader`), ``judge`` judges a move against it and writes the
+answer (:class:`~bigtwo.service.judging.MoveJudge`, whose applied move is
+:meth:`~bigtwo.service.game.Game.play`), ``tokens`` writes its tokens
+(:class:`~bigtwo.service.loading.GameTokens`).
 """
 
 from __future__ import annotations
@@ -13,18 +16,18 @@ import contextlib
 import dataclasses
 import hashlib
 import random
+import secrets
+from collections.abc import Callable
 from typing import Any
 
 from bigtwo.engine import (
     PRESET_NAMES,
     PRESET_SUMMARIES,
     PRESETS,
-    CardsPlayed,
     DealRecord,
     Event,
     Match,
     Move,
-    Passed,
     Play,
     Refusal,
     check_beats,
@@ -49,9 +52,10 @@ from . import wire
 from .errors import FailedPrecondition, PermissionDenied, ResourceExhausted, at_field, bad_field
 from .game import CallInfo, Game, MoveResult, rebuild_events
 from .judging import MoveJudge
-from .limits import quote
-from .loading import GameLoader
-from .tokens import LastMove
+from .limits import LIMITS, Limits, quote
+from .loading import GameLoader, GameTokens, require, view_seat_field, view_seat_of
+from .streams import StreamSession
+from .tokens import TokenCodec
 
 
 def bot_level_from(text: str, path: str) -> str:
@@ -96,8 +100,26 @@ def table_play(text: str, path: str, tables: Any) -> Play:
         raise bad_field(path, f"the table is no play: {refusal.message}") from None
 
 
-class Core(GameLoader, MoveJudge):
-    """Every RPC's logic. Thread-safe: it holds only the token codec."""
+class Core:
+    """Every RPC's logic, over named parts: ``games`` (loading), ``judge`` (judging and answering a
+    move), ``tokens`` (writing tokens). Thread-safe: the parts hold only the token codec, the
+    limits and the deal names."""
+
+    def __init__(
+        self,
+        codec: TokenCodec,
+        entropy: Callable[[int], bytes] = secrets.token_bytes,
+        limits: Limits = LIMITS,
+    ) -> None:
+        self.codec = codec
+        self.limits = limits
+        self.games = GameLoader(codec, entropy, limits)
+        self.judge = MoveJudge(limits)
+        self.tokens = GameTokens(codec)
+
+    def session(self, info: CallInfo) -> StreamSession:
+        """A PlayStream's session: the deal the stream holds, judged message by message."""
+        return StreamSession(self, info)
 
     def list_presets(self, request: api.ListPresetsRequest, info: CallInfo) -> api.ListPresetsResponse:
         out = api.ListPresetsResponse()
@@ -126,9 +148,9 @@ class Core(GameLoader, MoveJudge):
 
     def deal(self, request: api.DealRequest, info: CallInfo) -> api.DealResponse:
         rules = cv.ruleset_from(request.ruleset, "ruleset")
-        view_seat = self._view_seat(request, rules)
+        view_seat = view_seat_field(request, rules)
         source = request.WhichOneof("source")
-        game = self.start(
+        game = self.games.start(
             rules, source or "", request.deal_code, list(request.explicit_deal.hands), request.context, "", info
         )
         info.deals_started += 1
@@ -138,12 +160,12 @@ class Core(GameLoader, MoveJudge):
         every_other_seat = (1 << rules.players) - 1
         alone_with_bots = view_seat is not None and bots | 1 << view_seat == every_other_seat
         out = api.DealResponse(
-            deal_code=self.code_for(game, view_seat),
+            deal_code=game.code_for(view_seat),
             # One person against bots: the seat token is the whole game, no host holds it.
-            state_token=b"" if alone_with_bots else self.token(game),
+            state_token=b"" if alone_with_bots else self.tokens.token(game),
             table=game.table(),
             events=cv.events_to_pb(game.deal.events, rules, view_seat),
-            seat_token=self.seat_token(game, view_seat, bots),
+            seat_token=self.tokens.seat_token(game, view_seat, bots),
         )
         if view_seat is not None:
             out.view.CopyFrom(cv.seat_view(game.deal, view_seat))
@@ -168,9 +190,9 @@ class Core(GameLoader, MoveJudge):
         return bots
 
     def validate_move(self, request: api.ValidateMoveRequest, info: CallInfo) -> api.ValidateMoveResponse:
-        self._require(request, "move")
-        game = self.load(request.game, "game", info)
-        result = self.judge(game, request.move, "move", info, apply=False, need_index=False)
+        require(request, "move")
+        game = self.games.load(request.game, "game", info)
+        result = self.judge.validate(game, request.move, "move", info, need_index=False)
         return api.ValidateMoveResponse(outcome=pb.MoveOutcome.FromString(result.outcome))
 
     def apply_move(self, request: api.ApplyMoveRequest, info: CallInfo) -> api.ApplyMoveResponse:
@@ -178,18 +200,18 @@ class Core(GameLoader, MoveJudge):
 
     def apply_move_answer(self, request: api.ApplyMoveRequest, info: CallInfo) -> bytes:
         """ApplyMove's answer, serialized: what the server sends (see :mod:`bigtwo.service.wire`)."""
-        self._require(request, "move")
-        game = self.load(request.game, "game", info)
-        view_seat = self.view_seat_of(request, game)
-        result = self.judge(game, request.move, "move", info, apply=True, need_index=True)
-        token = self.token(result.game)
-        seat_token = token if result.game.viewer >= 0 else self.seat_token(result.game, view_seat)
-        return self.answer(result, view_seat, wire.APPLY, token, seat_token)
+        require(request, "move")
+        game = self.games.load(request.game, "game", info)
+        view_seat = view_seat_of(request, game)
+        result = self.judge.apply(game, request.move, "move", info, need_index=True)
+        token = self.tokens.token(result.game)
+        seat_token = token if result.game.viewer >= 0 else self.tokens.seat_token(result.game, view_seat)
+        return self.judge.answer(result, view_seat, wire.APPLY, token, seat_token)
 
     def legal_moves(self, request: api.LegalMovesRequest, info: CallInfo) -> api.LegalMovesResponse:
         which = request.WhichOneof("source")
         if which == "game":
-            game = self.load(request.game, "game", info)
+            game = self.games.load(request.game, "game", info)
             deal = game.deal
             game.check_seat(deal.to_act, "game")
             plays = deal.legal_plays()
@@ -202,7 +224,7 @@ class Core(GameLoader, MoveJudge):
             position = request.position
             rules = cv.ruleset_from(position.ruleset, "position.ruleset")
             tables = tables_for(rules)
-            hand = self.hand_of(position.hand, "position.hand")
+            hand = self.games.hand_of(position.hand, "position.hand")
             if position.table.strip():
                 table = table_play(position.table, "position.table", tables)
                 encoded = plays_of_size(hand, table.size, tables, table.key)
@@ -214,7 +236,7 @@ class Core(GameLoader, MoveJudge):
         raise bad_field("source", "set game or position")
 
     def next_hint(self, request: api.NextHintRequest, info: CallInfo) -> api.NextHintResponse:
-        game = self.load(request.game, "game", info)
+        game = self.games.load(request.game, "game", info)
         game.check_seat(game.deal.to_act, "game")
         after = cv.mask_from(request.after, "after") if request.after.strip() else 0
         cycle = hint_cycle(game.deal)
@@ -225,7 +247,7 @@ class Core(GameLoader, MoveJudge):
         return out
 
     def timeout_move(self, request: api.TimeoutMoveRequest, info: CallInfo) -> api.TimeoutMoveResponse:
-        game = self.load(request.game, "game", info)
+        game = self.games.load(request.game, "game", info)
         if game.deal.over:
             raise FailedPrecondition("the deal is over: no turn can time out", reason="DEAL_OVER")
         game.check_seat(game.deal.to_act, "game")
@@ -244,7 +266,7 @@ class Core(GameLoader, MoveJudge):
             raise bad_field("simulations", f"at most {limits.bot_simulations}")
         if request.max_ms > limits.bot_ms:
             raise bad_field("max_ms", f"at most {limits.bot_ms}")
-        game = self.load(request.game, "game", info)
+        game = self.games.load(request.game, "game", info)
         deal = game.deal
         if deal.over:
             raise FailedPrecondition("the deal is over: no seat is to act", reason="DEAL_OVER")
@@ -266,7 +288,7 @@ class Core(GameLoader, MoveJudge):
     def play_bots(self, request: api.PlayBotsRequest, info: CallInfo) -> api.PlayBotsResponse:
         """The bot seats' turns, as BotMove chooses them and ApplyMove applies them, until a seat
         that is not a bot is to act, the deal ends or ``limits.play_bots_moves`` moves were made."""
-        game = self.load(request.game, "game", info)
+        game = self.games.load(request.game, "game", info)
         bots = self.playable_bots(request, game)
         deal = game.deal
         view_seat = game.viewer if game.viewer >= 0 else None
@@ -280,7 +302,7 @@ class Core(GameLoader, MoveJudge):
             move = bot_choice(game, level, bot_decision_seed(seed, index), events=before + deal.events[since:])
             name = "" if move.is_pass else play_name(classify_mask(move.mask, deal.tables), deal.tables)
             played = pb.Move(index=index, seat=move.seat, text=str(move))
-            result = self.judge(game, played, "bots", info, apply=True, need_index=True, bot_seat=True)
+            result = self.judge.apply(game, played, "bots", info, need_index=True, bot_seat=True)
             if not result.accepted:  # a bot chooses among the legal moves: this is the service's fault
                 raise RuntimeError(f"the rules refused the {level} bot's move {played.text!r} at move {index}")
             events.extend(result.events)
@@ -289,10 +311,10 @@ class Core(GameLoader, MoveJudge):
         out.events.extend(cv.events_to_pb(events, game.ruleset, view_seat))
         out.table.CopyFrom(game.table())
         if view_seat is None:
-            out.state_token = self.token(game)
+            out.state_token = self.tokens.token(game)
         else:
             out.view.CopyFrom(cv.seat_view(deal, view_seat))
-            out.seat_token = self.token(game)
+            out.seat_token = self.tokens.token(game)
         return out
 
     @staticmethod
@@ -327,7 +349,7 @@ class Core(GameLoader, MoveJudge):
 
     def split_hand(self, request: api.SplitHandRequest, info: CallInfo) -> api.SplitHandResponse:
         rules = cv.ruleset_from(request.ruleset, "ruleset")
-        hand = self.hand_of(request.hand, "hand")
+        hand = self.games.hand_of(request.hand, "hand")
         return api.SplitHandResponse(plays=[cv.play_to_pb(play, rules) for play in fewest_plays(hand, rules)])
 
     def name_cards(self, request: api.NameCardsRequest, info: CallInfo) -> api.NameCardsResponse:
@@ -340,7 +362,7 @@ class Core(GameLoader, MoveJudge):
         which = request.WhichOneof("context")
         out = api.NameCardsResponse()
         if which == "game":
-            game = self.load(request.game, "game", info)
+            game = self.games.load(request.game, "game", info)
             deal = game.deal
             seat = cv.seat_from(request.seat, deal.players, "seat")
             game.check_seat(seat, "seat")
@@ -388,7 +410,7 @@ class Core(GameLoader, MoveJudge):
             with at_field("counts.cards_left"):
                 settlement = settle(rules, cards_left, twos)
         elif which == "game":
-            game = self.load(request.game, "game", info)
+            game = self.games.load(request.game, "game", info)
             if not game.deal.over:
                 raise FailedPrecondition("the deal is not over: nothing to score yet", reason="DEAL_NOT_OVER")
             ended = game.deal.settlement()
@@ -461,33 +483,25 @@ class Core(GameLoader, MoveJudge):
     def replay_log(self, request: api.ReplayLogRequest, info: CallInfo) -> api.ReplayLogResponse:
         log = request.log
         rules = cv.ruleset_from(log.ruleset, "log.ruleset")
-        view_seat = self._view_seat(request, rules)
-        self._check_moves(log.moves, "log.moves")
+        view_seat = view_seat_field(request, rules)
+        self.games.check_moves(log.moves, "log.moves")
         source = log.WhichOneof("deal")
         if source is None:
             raise bad_field("log.deal_code", "a log needs its cards: set deal_code or explicit_deal")
-        game = self.start(rules, source, log.deal_code, list(log.explicit_deal.hands), log.context, "log", info)
+        game = self.games.start(rules, source, log.deal_code, list(log.explicit_deal.hands), log.context, "log", info)
         out = api.ReplayLogResponse()
         deal = game.deal
         for index, text in enumerate(log.moves):
-            before = deal.state()
             try:
-                events = deal.do_text(deal.to_act, text)
+                game.play(deal.to_act, text)
             except Refusal as refusal:
                 out.refused, out.refused_at = True, index
                 out.refusal.CopyFrom(cv.refusal_to_pb(refusal))
                 break
-            first = events[0]
-            game.previous = before
-            if isinstance(first, CardsPlayed):
-                game.last_move = LastMove(first.seat, first.mask, False)
-            else:
-                assert isinstance(first, Passed), first  # a move's first event is its play or its pass
-                game.last_move = LastMove(first.seat, 0, True)
         out.moves_applied = deal.moves_made
         out.events.extend(cv.events_to_pb(deal.events, rules, view_seat))
         out.table.CopyFrom(game.table())
-        out.state_token = self.token(game)
+        out.state_token = self.tokens.token(game)
         return out
 
     def audit_log(self, request: api.AuditLogRequest, info: CallInfo) -> api.AuditLogResponse:
@@ -509,7 +523,7 @@ class Core(GameLoader, MoveJudge):
             log = self._replay_of(request.game_log, "game_log", info)
         else:
             raise bad_field("source", "set replay_toml or game_log")
-        view_seat = self._view_seat(request, log.ruleset)
+        view_seat = view_seat_field(request, log.ruleset)
         actions = sum(len(record.actions) for record in log.deals)
         limits = self.limits
         if len(log.deals) > limits.match_deals or actions > limits.audit_actions:
@@ -539,7 +553,7 @@ class Core(GameLoader, MoveJudge):
         cv.ruleset_from(message.ruleset, f"{path}.ruleset")
         if message.WhichOneof("deal") is None:
             raise bad_field(f"{path}.deal_code", "a log needs its cards: set deal_code or explicit_deal")
-        self._check_moves(message.moves, f"{path}.moves")
+        self.games.check_moves(message.moves, f"{path}.moves")
         for index, text in enumerate(message.moves):
             where = f"{path}.moves[{index}]"
             try:

@@ -161,7 +161,7 @@ def _level(text: str) -> str:
 
 
 def _to_act(core: Any, request: Any, info: CallInfo) -> tuple[Game, int]:
-    game = core.load(request.game, "game", info)
+    game = core.games.load(request.game, "game", info)
     deal = game.deal
     return game, deal.hands[deal.to_act] if not deal.over else 0
 
@@ -169,7 +169,7 @@ def _to_act(core: Any, request: Any, info: CallInfo) -> tuple[Game, int]:
 def _legal_moves(request: Any, core: Any, info: CallInfo) -> Placement:
     if request.WhichOneof("source") == "position":
         position = request.position
-        hand = core.hand_of(position.hand, "position.hand")
+        hand = core.games.hand_of(position.hand, "position.hand")
         plays = plays_bound(hand, tables_for(cv.ruleset_from(position.ruleset, "position.ruleset")))
         return _placed(_list_us(plays), f"{plays} plays")
     game, hand = _to_act(core, request, info)
@@ -184,7 +184,7 @@ def _next_hint(request: Any, core: Any, info: CallInfo) -> Placement:
 
 
 def _split_hand(request: Any, core: Any, info: CallInfo) -> Placement:
-    hand = core.hand_of(request.hand, "hand")
+    hand = core.games.hand_of(request.hand, "hand")
     plays = plays_bound(hand, tables_for(cv.ruleset_from(request.ruleset, "ruleset")))
     cards = hand.bit_count()
     size = min(len(SPLIT_BY_CARDS_US) - 1, max(0, cards - SPLIT_FROM_CARDS))
@@ -222,7 +222,7 @@ def turns_before_a_person(ruleset: Ruleset, bot_seats: int, players: int, most: 
 
 
 def _play_bots(request: Any, core: Any, info: CallInfo) -> Placement:
-    game = core.load(request.game, "game", info)
+    game = core.games.load(request.game, "game", info)
     deal = game.deal
     seats = core.playable_bots(request, game)  # the handler's own check: its refusals, raised here
     levels = {level for level, _ in seats.values()}

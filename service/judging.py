@@ -1,5 +1,6 @@
 """Judging moves: a move message checked against a loaded game, then validated, or applied and
-answered (the per-move path: every stream message and every ApplyMove goes through :meth:`MoveJudge.judge`).
+answered (the per-move path: every stream message and every ApplyMove goes through :meth:`MoveJudge.apply` or
+:meth:`MoveJudge.validate`, and an applied move through :meth:`Game.play`).
 
 Move indices (docs/SERVICE.md "Retries"): a move carries its index, the number of moves made before
 it. ``index == moves_made``: the move is judged and, when accepted, applied. ``index == moves_made
@@ -11,19 +12,15 @@ byte-for-byte the first answer; nothing is applied twice. Any other index is FAI
 
 from __future__ import annotations
 
-from bigtwo.engine import CardsPlayed, Move, Refusal, mask_pretty, seat_ref
+from bigtwo.engine import CardsPlayed, Refusal, mask_pretty, seat_ref
 from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from . import wire
 from .errors import FailedPrecondition, bad_field
-from .game import CallInfo, Game, MoveResult
-from .history import move_bytes
+from .game import CallInfo, Game, MoveResult, Played
 from .limits import Limits
 from .tokens import LastMove
-
-_PASS_BY_SEAT = tuple(LastMove(seat, 0, True) for seat in range(4))
-"""A pass by each seat, as the last move made."""
 
 
 def _move_text(move: LastMove) -> str:
@@ -38,71 +35,77 @@ def _unset_index(made: int, path: str, need_index: bool) -> int:
     return made
 
 
+def _result(played: Played) -> MoveResult:
+    """An accepted move's judgement: its outcome, from the game's answer parts."""
+    first = played.events[0]
+    if isinstance(first, CardsPlayed):
+        parts = played.game.parts
+        outcome = parts.outcomes.get(first.mask) or parts.outcome(first.mask, first.kind, first.key)
+    else:
+        outcome = wire.PASS_OUTCOME
+    return MoveResult(outcome, True, played.events, played.game, played.move_index)
+
+
 class MoveJudge:
-    """Judges and answers moves; mixed into :class:`bigtwo.service.core.Core`, whose limits it reads."""
+    """Judges moves against a loaded game (checked against ``limits``), and writes a judged move's
+    answer. Holds only the limits: built alone, it judges any :class:`~bigtwo.service.game.Game`."""
 
-    limits: Limits
+    __slots__ = ("limits",)
 
-    def judge(
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+
+    def _index(self, game: Game, move: pb.Move, path: str, *, need_index: bool, bot_seat: bool) -> int:
+        """The move's index, once its seat and text pass the checks every judgement makes.
+        ``bot_seat``: the service moves for one of a seat token's bot seats (PlayBots, which checked
+        the seat against the token's bot seats), so the token's own seat is not required."""
+        deal = game.deal
+        seat = move.seat
+        if seat >= deal.players:
+            cv.seat_from(seat, deal.players, f"{path}.seat")  # raises, naming the field
+        if game.viewer >= 0 and not bot_seat:
+            game.check_seat(seat, f"{path}.seat")
+        if len(move.text) > self.limits.card_text:
+            raise bad_field(f"{path}.text", f"at most {self.limits.card_text} characters")
+        index = move.index
+        if not index and not move.HasField("index"):  # a zero may be unset: only then ask protobuf
+            index = _unset_index(deal.moves_made, path, need_index)
+        return index
+
+    def apply(
         self,
         game: Game,
         move: pb.Move,
         path: str,
         info: CallInfo,
         *,
-        apply: bool,
         need_index: bool,
         keep_previous: bool = True,
         bot_seat: bool = False,
     ) -> MoveResult:
-        """Validate or apply ``move`` on ``game`` (which an accepted apply changes in place).
-        ``bot_seat``: the service moves for one of a seat token's bot seats (PlayBots, which checked
-        the seat against the token's bot seats), so the token's own seat is not required."""
-        deal = game.deal
-        made = deal.moves_made
-        seat = move.seat
-        if seat >= deal.players:
-            cv.seat_from(seat, deal.players, f"{path}.seat")  # raises, naming the field
-        if game.viewer >= 0 and not bot_seat:
-            game.check_seat(seat, f"{path}.seat")
-        text = move.text
-        if len(text) > self.limits.card_text:
-            raise bad_field(f"{path}.text", f"at most {self.limits.card_text} characters")
-        index = move.index
-        if not index and not move.HasField("index"):  # a zero may be unset: only then ask protobuf
-            index = _unset_index(made, path, need_index)
-        if index != made:
-            return self._other_index(game, move, index, path, info, apply=apply)
-        if not apply:
-            return self._validate(game, seat, text, index, info)
-        before = game.state_before_move() if keep_previous else None
+        """Apply ``move`` to ``game`` with :meth:`Game.play` (an accepted move changes the game in
+        place), or answer a resend of its last move with :meth:`Game.resend`."""
+        index = self._index(game, move, path, need_index=need_index, bot_seat=bot_seat)
+        if index != game.deal.moves_made:
+            return self._resent(game, move, index, path, info)
         try:
-            events = deal.do_text(seat, text)
+            played = game.play(move.seat, move.text, keep_previous=keep_previous)
         except Refusal as refusal:
             info.moves.append(("refused", refusal.reason.value))
             return MoveResult(wire.refusal_outcome(refusal), False, (), game, index)
-        first = events[0]
-        if isinstance(first, CardsPlayed):
-            game.last_move = LastMove(seat, first.mask, False)
-            parts = game.parts
-            outcome = parts.outcomes.get(first.mask) or parts.outcome(first.mask, first.kind, first.key)
-        else:
-            game.last_move = _PASS_BY_SEAT[seat]
-            outcome = wire.PASS_OUTCOME
-        if game.history_moves == made:  # kept move by move once read (Game.public_history)
-            game.history += move_bytes(seat, game.last_move.mask)
-            game.history_moves = made + 1
-        game.previous = before
-        game.packed = None
         info.moves.append(("accepted", ""))
-        if deal.winner >= 0:
+        if game.deal.winner >= 0:
             info.deals_finished += 1
-        return MoveResult(outcome, True, events, game, index)
+        return _result(played)
 
-    def _validate(self, game: Game, seat: int, text: str, index: int, info: CallInfo) -> MoveResult:
+    def validate(self, game: Game, move: pb.Move, path: str, info: CallInfo, *, need_index: bool) -> MoveResult:
         """The judgement of a move checked but not applied (ValidateMove, a stream's validate_only)."""
+        index = self._index(game, move, path, need_index=need_index, bot_seat=False)
+        made = game.deal.moves_made
+        if index != made:
+            raise _wrong_index(path, index, made)
         try:
-            play = game.deal.verify_text(seat, text)
+            play = game.deal.verify_text(move.seat, move.text)
         except Refusal as refusal:
             info.moves.append(("refused", refusal.reason.value))
             return MoveResult(wire.refusal_outcome(refusal), False, (), game, index)
@@ -111,8 +114,8 @@ class MoveJudge:
             return MoveResult(wire.PASS_OUTCOME, True, (), game, index)
         return MoveResult(game.parts.outcome(play.mask, play.kind, play.key), True, (), game, index)
 
+    @staticmethod
     def answer(
-        self,
         result: MoveResult,
         view_seat: int | None,
         layout: wire.AnswerLayout,
@@ -124,39 +127,37 @@ class MoveJudge:
         game = result.game
         deal = game.deal
         view = b"" if view_seat is None else cv.seat_view(deal, view_seat).SerializeToString()
-        writer = game.deal_writer or game.writer()
-        return writer.answer(layout, result, deal, view_seat, view=view, state_token=state_token, seat_token=seat_token)
+        return game.writer().answer(
+            layout, result, deal, view_seat, view=view, state_token=state_token, seat_token=seat_token
+        )
 
-    def _other_index(
-        self, game: Game, move: pb.Move, index: int, path: str, info: CallInfo, *, apply: bool
-    ) -> MoveResult:
+    @staticmethod
+    def _resent(game: Game, move: pb.Move, index: int, path: str, info: CallInfo) -> MoveResult:
+        """A move whose index is not the next move's: the resend of the last move (its answer
+        recomputed, nothing applied twice), or FAILED_PRECONDITION."""
         made = game.deal.moves_made
-        meta = {"moves_made": str(made), "index": str(index)}
-        if apply and index == made - 1 and game.last_move is not None:
-            try:
-                resent = Move.parse(move.seat, move.text)
-            except Refusal:  # no card, or a card repeated: not the move made
-                resent = None
+        last = game.last_move
+        if index == made - 1 and last is not None:
             # Without the state before the move (a stream that sends no tokens keeps none) the
             # caller recognises the resend itself; the reason is MOVE_ALREADY_MADE either way.
-            if resent is not None and game.previous is not None and game.last_move.same_as(resent):
-                # A retry whose answer was lost: recompute it from the state before that move.
-                again = game.retried()
-                scratch = CallInfo()
-                result = self.judge(again, move, path, scratch, apply=True, need_index=True)
+            played = game.resend(move.seat, move.text)
+            if played is not None:
                 info.moves.append(("duplicate", ""))
-                return result
+                return _result(played)
             raise FailedPrecondition(
-                f"{path}.index: move {index} was already made ({_move_text(game.last_move)}); "
-                f"the next move's index is {made}",
+                f"{path}.index: move {index} was already made ({_move_text(last)}); the next move's index is {made}",
                 reason="MOVE_ALREADY_MADE",
-                metadata=meta,
+                metadata={"moves_made": str(made), "index": str(index)},
             )
-        raise FailedPrecondition(
-            f"{path}.index: the game has {made} moves made, so the next move's index is {made}, not {index}",
-            reason="WRONG_MOVE_INDEX",
-            metadata=meta,
-        )
+        raise _wrong_index(path, index, made)
+
+
+def _wrong_index(path: str, index: int, made: int) -> FailedPrecondition:
+    return FailedPrecondition(
+        f"{path}.index: the game has {made} moves made, so the next move's index is {made}, not {index}",
+        reason="WRONG_MOVE_INDEX",
+        metadata={"moves_made": str(made), "index": str(index)},
+    )
 
 
 __all__ = ["MoveJudge"]

@@ -1,6 +1,7 @@
 """Loading games: a new deal (from a deal code, explicit hands or fresh entropy), a deal replayed
-from its log, or a deal resumed from a state token; and the tokens and seat checks every answer of
-a loaded game needs. Every request limit on what is loaded is checked here, before the work."""
+from its log, or a deal resumed from a state token (:class:`GameLoader`); the tokens of a loaded
+game (:class:`GameTokens`); and the seat checks every answer of a loaded game needs. Every request
+limit on what is loaded is checked here, before the work."""
 
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ from .deal_ids import DealIds
 from .errors import ResourceExhausted, at_field, bad_field
 from .game import CallInfo, Game
 from .limits import LIMITS, Limits, quote
-from .tokens import LastMove, TokenCodec, explicit_identity, identity_of
+from .tokens import DealIdentity, TokenCodec, explicit_identity, identity_of
 
 
 class GameLoader:
-    """Loads the game a request names, and writes the tokens of one. Thread-safe: it holds only the
-    token codec, the limits and the deal names."""
+    """Loads the game a request names. Thread-safe: it holds only the token codec, the entropy, the
+    limits and the deal names."""
 
     def __init__(
         self,
@@ -34,10 +35,11 @@ class GameLoader:
         self.limits = limits
         self.deal_ids = DealIds(codec.keys.signing_key)
 
-    def _named(self, game: Game, info: CallInfo) -> Game:
-        game.public_id = info.deal_id = self.deal_ids.of(game.identity)
-        info.preset = game.ruleset.preset
-        return game
+    def _name(self, identity: DealIdentity, ruleset: Ruleset, info: CallInfo) -> str:
+        """The public name of the deal ``identity`` names, told to the call's log line too."""
+        public_id = info.deal_id = self.deal_ids.of(identity)
+        info.preset = ruleset.preset
+        return public_id
 
     def start(
         self,
@@ -75,14 +77,15 @@ class GameLoader:
         context = cv.context_from(context_msg, ruleset.players, f"{path}context")
         with at_field(base or "context"):
             deal = Deal.start(ruleset, dealt, context)
-        return self._named(Game(ruleset, deal, identity, dealt.face_up_card, dealt.face_up_seat), info)
+        public_id = self._name(identity, ruleset, info)
+        return Game(ruleset, deal, identity, dealt.face_up_card, dealt.face_up_seat, public_id=public_id)
 
     def load_log(self, log: pb.GameLog, path: str, info: CallInfo) -> Game:
         ruleset = cv.ruleset_from(log.ruleset, f"{path}.ruleset")
         source = log.WhichOneof("deal")
         if source is None:
             raise bad_field(f"{path}.deal_code", "a log needs its cards: set deal_code or explicit_deal")
-        self._check_moves(log.moves, f"{path}.moves")
+        self.check_moves(log.moves, f"{path}.moves")
         game = self.start(ruleset, source, log.deal_code, list(log.explicit_deal.hands), log.context, path, info)
         deal = game.deal
         last = len(log.moves) - 1
@@ -90,9 +93,7 @@ class GameLoader:
             where = f"{path}.moves[{index}]"
             try:
                 move = Move.parse(deal.to_act, text)
-                if index == last:
-                    game.previous, game.last_move = deal.state(), LastMove.of(move)
-                deal.do(move)
+                game.play(move.seat, move, keep_previous=index == last)  # only the last move can be resent
             except Refusal as refusal:
                 raise bad_field(
                     where,
@@ -101,7 +102,7 @@ class GameLoader:
                 ) from None
         return game
 
-    def _check_moves(self, moves: Any, path: str) -> None:
+    def check_moves(self, moves: Any, path: str) -> None:
         """A log's moves against the limits, before any is replayed."""
         limits = self.limits
         if len(moves) > limits.log_moves:
@@ -122,66 +123,10 @@ class GameLoader:
         which = message.WhichOneof("game")
         if which == "state_token":
             snap = self.codec.decode(message.state_token, f"{path}.state_token")
-            deal = Deal.from_state(snap.ruleset, snap.state)
-            deal.face_up_card, deal.face_up_seat = snap.face_up_card, snap.face_up_seat
-            game = Game(
-                snap.ruleset,
-                deal,
-                snap.identity,
-                snap.face_up_card,
-                snap.face_up_seat,
-                snap.previous,
-                snap.last_move,
-                snap.packed,
-                snap.history,
-                snap.state,
-                snap.history,
-            )
-            game.history_moves = snap.state.moves_made
-            game.viewer, game.bots = snap.viewer, snap.bots
-            return self._named(game, info)
+            return Game.resumed(snap, self._name(snap.identity, snap.ruleset, info))
         if which == "log":
             return self.load_log(message.log, f"{path}.log", info)
         raise bad_field(path, "set log or state_token")
-
-    def token(self, game: Game) -> bytes:
-        return self.codec.encode(game.snapshot())
-
-    def seat_token(self, game: Game, view_seat: int | None, bots: int | None = None) -> bytes:
-        """The token bound to ``view_seat`` (with bot seats ``bots``, else the game's) an answer with
-        a view carries (none without one); for a game already bound to that seat it is the game's own
-        token, ``state_token``."""
-        if view_seat is None:
-            return b""
-        return self.codec.encode(game.snapshot(view_seat, bots))
-
-    def view_seat_of(self, request: Any, game: Game, path: str = "view_seat") -> int | None:
-        """The seat whose view an answer carries (``request.view_seat``, named ``path`` in errors):
-        a seat-bound game allows only its own seat, and takes it as the default."""
-        view_seat = None
-        if request.HasField("view_seat"):
-            view_seat = cv.seat_from(request.view_seat, game.ruleset.players, path)
-        if game.viewer >= 0:
-            if view_seat is not None:
-                game.check_seat(view_seat, path)
-            return game.viewer
-        return view_seat
-
-    @staticmethod
-    def code_for(game: Game, view_seat: int | None) -> str:
-        """The deal code an answer carries: the table host's (no view_seat) always, a seat's only
-        once the deal is over. docs/SECURITY.md."""
-        return game.deal_code if view_seat is None or game.deal.over else ""
-
-    @staticmethod
-    def _view_seat(request: object, rules: Ruleset, name: str = "view_seat") -> int | None:
-        if not request.HasField(name):  # type: ignore[attr-defined]
-            return None
-        return cv.seat_from(getattr(request, name), rules.players, name)
-
-    def _require(self, request: object, name: str) -> None:
-        if not request.HasField(name):  # type: ignore[attr-defined]
-            raise bad_field(name, "required")
 
     def hand_of(self, text: str, path: str) -> int:
         """A hand given as input: its cards, at most as many as any seat is dealt."""
@@ -192,4 +137,52 @@ class GameLoader:
         return hand
 
 
-__all__ = ["GameLoader"]
+class GameTokens:
+    """Writes a loaded game's tokens (the host's, and one bound to a seat). Thread-safe: it holds
+    only the token codec."""
+
+    __slots__ = ("codec",)
+
+    def __init__(self, codec: TokenCodec) -> None:
+        self.codec = codec
+
+    def token(self, game: Game) -> bytes:
+        """The game's own token (bound to the game's seat, if it is bound to one)."""
+        return self.codec.encode(game.snapshot())
+
+    def seat_token(self, game: Game, view_seat: int | None, bots: int | None = None) -> bytes:
+        """The token bound to ``view_seat`` (with bot seats ``bots``, else the game's) an answer with
+        a view carries (none without one); for a game already bound to that seat it is the game's own
+        token, ``state_token``."""
+        if view_seat is None:
+            return b""
+        return self.codec.encode(game.snapshot(view_seat, bots))
+
+
+def view_seat_of(request: Any, game: Game, path: str = "view_seat") -> int | None:
+    """The seat whose view an answer carries (``request.view_seat``, named ``path`` in errors):
+    a seat-bound game allows only its own seat, and takes it as the default."""
+    view_seat = None
+    if request.HasField("view_seat"):
+        view_seat = cv.seat_from(request.view_seat, game.ruleset.players, path)
+    if game.viewer >= 0:
+        if view_seat is not None:
+            game.check_seat(view_seat, path)
+        return game.viewer
+    return view_seat
+
+
+def view_seat_field(request: object, rules: Ruleset, name: str = "view_seat") -> int | None:
+    """A request's view seat before any game is loaded (None when unset)."""
+    if not request.HasField(name):  # type: ignore[attr-defined]
+        return None
+    return cv.seat_from(getattr(request, name), rules.players, name)
+
+
+def require(request: object, name: str) -> None:
+    """INVALID_ARGUMENT when the request's message field ``name`` is unset."""
+    if not request.HasField(name):  # type: ignore[attr-defined]
+        raise bad_field(name, "required")
+
+
+__all__ = ["GameLoader", "GameTokens", "require", "view_seat_field", "view_seat_of"]

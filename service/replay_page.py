@@ -20,6 +20,7 @@ from bigtwo.engine.replay.model import GameLog
 from bigtwo.engine.replay.writer import game_log_from_deals
 from bigtwo.v1 import types_pb2 as pb
 
+from .core import Core
 from .errors import FailedPrecondition
 from .game import CallInfo
 from .loading import GameLoader
@@ -55,9 +56,9 @@ def finished_deal_log(loader: GameLoader, token: bytes) -> GameLog:
     return seal(replace(log, deals=(first,)))
 
 
-def replay_page(loader: GameLoader, token: bytes) -> str:
-    """The self-contained HTML page of the finished deal's replay."""
-    log = finished_deal_log(loader, token)
+def replay_page(core: Core, token: bytes) -> str:
+    """The self-contained HTML page of the finished deal's replay (loaded by ``core``'s games)."""
+    log = finished_deal_log(core.games, token)
     code = log.deals[0].code
     return render_html(log, audit_log(log), title=f"Big Two replay · deal {code}")
 

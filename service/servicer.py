@@ -345,11 +345,9 @@ class Hosting:
         return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 
 
-class ServiceCore(Core):
-    """The real core plus the stream session factory the hosting needs."""
-
-    def session(self, info: CallInfo) -> StreamSession:
-        return StreamSession(self, info)
+ServiceCore = Core
+"""The core the server hosts (the name the server and the benches build it by): its parts and its
+stream sessions are its own (:meth:`Core.session`)."""
 
 
 __all__ = [

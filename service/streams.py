@@ -6,25 +6,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bigtwo.engine import Move, Refusal
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from . import wire
-from .core import Core
 from .errors import FailedPrecondition, bad_field
-from .game import CallInfo, MoveResult
-from .tokens import LastMove
+from .game import CallInfo, Game, MoveResult
+from .loading import view_seat_of
 
-
-def _resends(move: pb.Move, last: LastMove) -> bool:
-    try:
-        return last.same_as(Move.parse(move.seat, move.text))
-    except Refusal:
-        return False
+if TYPE_CHECKING:  # the core makes the sessions (Core.session)
+    from .core import Core
 
 
 class StreamSession:
@@ -35,7 +29,7 @@ class StreamSession:
     def __init__(self, core: Core, info: CallInfo) -> None:
         self.core = core
         self.info = info
-        self.game: Any = None
+        self.game: Game | None = None
         self.view_seat: int | None = None
         self.tokens = False
         self.last_reply: bytes | None = None
@@ -55,14 +49,12 @@ class StreamSession:
                 raise bad_field("move.move", "required")
             move = stream_move.move
             if stream_move.validate_only:
-                return self._reply(core.judge(game, move, "move.move", info, apply=False, need_index=True))
+                return self._reply(core.judge.validate(game, move, "move.move", info, need_index=True))
             # The state before each move is kept only when tokens are sent: retries use last_reply.
             try:
-                result = core.judge(
-                    game, move, "move.move", info, apply=True, need_index=True, keep_previous=self.tokens
-                )
+                result = core.judge.apply(game, move, "move.move", info, need_index=True, keep_previous=self.tokens)
             except FailedPrecondition:
-                if self._retried(move):
+                if self._retried(game, move):
                     info.moves.append(("duplicate", ""))
                     return self.last_reply  # type: ignore[return-value]  # the same answer, nothing applied twice
                 raise
@@ -80,9 +72,9 @@ class StreamSession:
         core, info = self.core, self.info
         if self.game is not None:
             raise bad_field("open", "the stream already holds a deal; open a new stream for another")
-        game = core.load(opening.game, "open.game", info)
+        game = core.games.load(opening.game, "open.game", info)
         self.tokens = opening.state_tokens
-        self.view_seat = core.view_seat_of(opening, game, "open.view_seat")
+        self.view_seat = view_seat_of(opening, game, "open.view_seat")
         if game.deal.moves_made == 0 and opening.game.WhichOneof("game") == "log":
             info.deals_started += 1
             if game.deal.over:
@@ -90,33 +82,34 @@ class StreamSession:
         self.game = game
         view_seat = self.view_seat
         return wire.opened_response(
-            core.code_for(game, view_seat),
+            game.code_for(view_seat),
             game.writer().table(game.deal),
             [wire.event_bytes(event, game.parts, view_seat) for event in game.events_so_far()],
             b"" if view_seat is None else cv.seat_view(game.deal, view_seat).SerializeToString(),
-            token := core.token(game),
-            token if game.viewer >= 0 else core.seat_token(game, view_seat),
+            token := core.tokens.token(game),
+            token if game.viewer >= 0 else core.tokens.seat_token(game, view_seat),
         )
 
     def _reply(self, result: MoveResult) -> bytes:
         """A judged move's answer on the stream, with tokens when the stream asked for them (the
         seat-bound one too when it views a seat)."""
+        judge = self.core.judge
         if not self.tokens:
-            return self.core.answer(result, self.view_seat, wire.STREAM, b"")
-        core, game = self.core, result.game
-        token = core.token(game)
-        seat_token = token if game.viewer >= 0 else core.seat_token(game, self.view_seat)
-        return core.answer(result, self.view_seat, wire.STREAM, token, seat_token)
+            return judge.answer(result, self.view_seat, wire.STREAM, b"")
+        tokens, game = self.core.tokens, result.game
+        token = tokens.token(game)
+        seat_token = token if game.viewer >= 0 else tokens.seat_token(game, self.view_seat)
+        return judge.answer(result, self.view_seat, wire.STREAM, token, seat_token)
 
-    def _retried(self, move: pb.Move) -> bool:
-        """Whether ``move`` resends the move last applied, whose answer was lost in transit."""
-        game = self.game
+    def _retried(self, game: Game, move: pb.Move) -> bool:
+        """Whether ``move`` resends the move last applied, whose answer was lost in transit (a
+        stream that sends no tokens keeps no state before it, so :meth:`Game.resend` cannot answer
+        it: the stream answers it with the answer it sent)."""
         return (
             self.last_reply is not None
             and move.HasField("index")
             and move.index == game.deal.moves_made - 1
-            and game.last_move is not None
-            and _resends(move, game.last_move)
+            and game.repeats_last(move.seat, move.text)
         )
 
 

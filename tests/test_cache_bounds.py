@@ -81,7 +81,7 @@ def test_no_service_module_keeps_a_memo_of_its_own() -> None:
     owners = {stats.owner for stats in cache_stats()}
     assert {"service.tokens.snapshots", "service.wire.outcomes", "service.deal_ids.names"} <= owners
     assert all(stats.entries <= stats.capacity for stats in cache_stats())
-    assert isinstance(core.deal_ids._names, BoundedCache)
+    assert isinstance(core.games.deal_ids._names, BoundedCache)
 
 
 def test_the_wire_parts_are_bounded_whatever_the_plays(monkeypatch: pytest.MonkeyPatch) -> None:
