@@ -87,21 +87,21 @@ bench-bots: venv
 	  --pro-players $(PRO_PLAYERS) --jobs 2 --json bench-bots.json --plot bench-bots.png $(BENCH_BOTS_FLAGS)
 
 # Issue 13's fuzzing: a client that knows only the proto sends FUZZ_REQUESTS generated requests to
-# every RPC of a fresh server in each mode (aio, then sync); fails on UNKNOWN/INTERNAL, a hang, an
+# every RPC of a fresh server (its one mode, aio); fails on UNKNOWN/INTERNAL, a hang, an
 # answer a stock client rejects, a crash or an RSS rise (tests/fuzz/fuzz_service.py).
 FUZZ_REQUESTS ?= 60000
 FUZZ_SEED     ?= 1
 FUZZ_SECONDS  ?= 330
 FUZZ_MIN      ?= 50000
-# Then the browser port at the HTTP/2 frame level (issue 32): H2_FUZZ_ATTACKS seeded attacks per mode
+# Then the browser port at the HTTP/2 frame level (issue 32): H2_FUZZ_ATTACKS seeded attacks
 # (rapid reset, CONTINUATION/SETTINGS/PING floods, window abuse, slow bodies, half-closed streams,
 # random frames; tests/fuzz/h2_frames.py), failing on a hang, a crash, an error logged or an RSS rise.
 H2_FUZZ_ATTACKS ?= 400
 H2_FUZZ_SECONDS ?= 240
 fuzz: venv
-	$(PY) tests/fuzz/fuzz_service.py --mode both --requests $(FUZZ_REQUESTS) --seed $(FUZZ_SEED) \
+	$(PY) tests/fuzz/fuzz_service.py --requests $(FUZZ_REQUESTS) --seed $(FUZZ_SEED) \
 	  --seconds $(FUZZ_SECONDS) --min-requests $(FUZZ_MIN)
-	$(PY) tests/fuzz/h2_frames.py --mode both --attacks $(H2_FUZZ_ATTACKS) --seed $(FUZZ_SEED) \
+	$(PY) tests/fuzz/h2_frames.py --attacks $(H2_FUZZ_ATTACKS) --seed $(FUZZ_SEED) \
 	  --seconds $(H2_FUZZ_SECONDS)
 
 # ruff (with the complexity bound), the one-way layer contracts (pyproject.toml [tool.importlinter]) and

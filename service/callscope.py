@@ -1,7 +1,7 @@
-"""One call's bookkeeping, the same for the four shapes a call comes in (unary or stream, sync or
-aio): its request id and bearer token check, its timing, its metrics, its log line, the mapping of
-what it raised to a status (:func:`~bigtwo.service.errors.to_rpc_status`, the one place) and, for a
-stream, the count of open streams the drain waits for.
+"""One call's bookkeeping, the same for both shapes a call comes in (unary or stream): its request
+id and bearer token check, its timing, its metrics, its log line, the mapping of what it raised to
+a status (:func:`~bigtwo.service.errors.to_rpc_status`, the one place) and, for a stream, the
+count of open streams the drain waits for.
 
 :class:`CallScope` is made when a call's handler starts and ended in its ``finally``; between the
 two, the shape's own code (a loop over a stream's messages, the wait for a heavy call's worker)
@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import hmac
 import os
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, Protocol
 
 import grpc
 from bigtwo.engine.cache import BoundedCache
 from bigtwo.v1 import service_pb2 as api
+from google.protobuf.message import Message
+from prometheus_client import Counter as CounterMetric
+from prometheus_client import Histogram
 
 from .errors import InvalidArgument, Unauthenticated, bad_field, to_rpc_status
 from .game import CallInfo
@@ -45,7 +47,7 @@ MOVE_METHODS = ("ValidateMove", "ApplyMove", STREAM)
 """The RPCs whose messages are moves: each counted in ``bigtwo_moves_total`` and timed in
 ``bigtwo_move_duration_seconds`` as it is answered (a stream's, while the stream goes on)."""
 NO_DEADLINE = 1e9
-"""Seconds left above which a call has no deadline (the sync server reports "none" as centuries)."""
+"""Seconds left above which a call has no deadline (a deadline that far out is gRPC's "none")."""
 _OK = grpc.StatusCode.OK
 _CANCELLED = grpc.StatusCode.CANCELLED
 
@@ -62,10 +64,40 @@ class Undecodable:
         self.error = error
 
 
-def safe_deserializer(cls: Any) -> Callable[[bytes], Any]:
+Metadata = Sequence[tuple[str, str | bytes]]
+"""A call's metadata: its invocation metadata as read, the trailing metadata it ends with."""
+
+
+class CallContext(Protocol):
+    """What the hosting uses of a call's context. The gRPC port's is ``grpc.aio.ServicerContext``;
+    the browser port's is :class:`~bigtwo.service.web.WebCallContext`, the same methods over an
+    HTTP request. A browser context also names its ``protocol`` and ``via``, read with ``getattr``."""
+
+    def invocation_metadata(self) -> Metadata | None: ...
+
+    def time_remaining(self) -> float | None: ...
+
+    def cancelled(self) -> bool: ...
+
+    async def abort(self, code: grpc.StatusCode, details: str = "", trailing_metadata: Metadata = ()) -> None: ...
+
+    def set_code(self, code: grpc.StatusCode) -> None: ...
+
+    def set_details(self, details: str) -> None: ...
+
+    def set_trailing_metadata(self, trailing_metadata: Metadata) -> None: ...
+
+
+Request = Message | Undecodable
+"""What a handler is handed: the request message, or the bytes that did not parse as one."""
+Response = Message | bytes
+"""What a handler answers: a message, or one already serialized (a move's answer, :mod:`.wire`)."""
+
+
+def safe_deserializer(cls: type[Message]) -> Callable[[bytes], Request]:
     parse = cls.FromString
 
-    def deserialize(data: bytes) -> Any:
+    def deserialize(data: bytes) -> Request:
         try:
             return parse(data)
         except Exception as exc:
@@ -78,29 +110,18 @@ def undecodable(request: Undecodable, name: str) -> InvalidArgument:
     return bad_field("", f"the request is not a valid {name} message ({request.error})", reason="UNDECODABLE")
 
 
-def serializer(_cls: Any) -> Callable[[Any], bytes]:
+def serializer(_cls: type[Message]) -> Callable[[Response], bytes]:
     """Responses are messages, or already serialized (a move's answer, :mod:`.wire`). Messages are
     serialized deterministically: map entries (a ruleset's options) in key order, so an answer is
     the same bytes on every replica and re-serializing it gives it back (tests/test_interop_decoders.py)."""
 
-    def serialize(response: Any) -> bytes:
-        return response if response.__class__ is bytes else response.SerializeToString(deterministic=True)
+    def serialize(response: Response) -> bytes:
+        return response if isinstance(response, bytes) else response.SerializeToString(deterministic=True)
 
     return serialize
 
 
-def abort_sync(context: Any, status: Any) -> None:
-    """End a sync call with a rich status. Harnesses without ``abort_with_status`` (grpc_testing)
-    get the same code, message and details through set_code / set_trailing_metadata."""
-    try:
-        context.abort_with_status(status)
-    except NotImplementedError:
-        context.set_trailing_metadata(status.trailing_metadata)
-        context.set_code(status.code)
-        context.set_details(status.details)
-
-
-def deadline_of(context: Any) -> float | None:
+def deadline_of(context: CallContext) -> float | None:
     """The call's deadline on ``time.monotonic()``'s clock, or None when it has none."""
     remaining = context.time_remaining()
     if remaining is None or remaining > NO_DEADLINE:
@@ -110,7 +131,7 @@ def deadline_of(context: Any) -> float | None:
 
 # -- move metrics ----------------------------------------------------------------------------------
 
-_MOVE_SERIES: BoundedCache[tuple[str, str], Any] = BoundedCache("service.callscope.move_series", 1024)
+_MOVE_SERIES: BoundedCache[tuple[str, str], CounterMetric] = BoundedCache("service.callscope.move_series", 1024)
 """``bigtwo_moves_total``'s child of each (result, reason): results and reasons are the rules'
 and the status codes, a few dozen pairs."""
 
@@ -118,9 +139,9 @@ and the status codes, a few dozen pairs."""
 class CallSeries(NamedTuple):
     """The metric series one (method, status, protocol) call is counted in."""
 
-    calls: Any
-    latency: Any
-    move_latency: Any
+    calls: CounterMetric
+    latency: Histogram
+    move_latency: Histogram | None
     """``bigtwo_move_duration_seconds``' series of a unary move method, else None."""
 
 
@@ -183,7 +204,7 @@ class StreamTally:
         if info.deals_started > self.started or info.deals_finished > self.finished:
             self.deals(info)
 
-    def refused(self, request: Any, code: grpc.StatusCode, received: float) -> None:
+    def refused(self, request: Request | None, code: grpc.StatusCode, received: float) -> None:
         """The message that ended the stream with ``code``: a move message (or bytes that were no
         message at all) counts as a move answered with an error."""
         if isinstance(request, Undecodable) or (
@@ -205,24 +226,29 @@ class StreamTally:
 
 
 class OpenStreams:
-    """The PlayStream calls open in this process (the drain waits for them); safe from the sync
-    server's threads."""
+    """The PlayStream calls open in this process (the drain waits for them). Every call runs on the
+    server's one event loop, so a plain count suffices."""
 
-    __slots__ = ("_lock", "count")
+    __slots__ = ("count",)
 
     def __init__(self) -> None:
         self.count = 0
-        self._lock = threading.Lock()
 
     def opened(self) -> None:
         OPEN_STREAMS.inc()
-        with self._lock:
-            self.count += 1
+        self.count += 1
 
     def closed(self) -> None:
         OPEN_STREAMS.dec()
-        with self._lock:
-            self.count -= 1
+        self.count -= 1
+
+
+class CallLog(Protocol):
+    """The structured logger a call's line goes to (structlog's, :func:`.telemetry.logger`)."""
+
+    def info(self, event: str, **fields: object) -> object: ...
+
+    def error(self, event: str, **fields: object) -> object: ...
 
 
 class Host(Protocol):
@@ -231,7 +257,7 @@ class Host(Protocol):
     expected_auth: bytes
     """``Bearer <token>`` as bytes, or empty: no bearer token is asked for."""
     log_calls: bool
-    log: Any
+    log: CallLog
     streams: OpenStreams
 
 
@@ -252,7 +278,7 @@ class CallScope:
 
     __slots__ = ("code", "context", "error", "host", "info", "method", "protocol", "request_id", "started", "tally")
 
-    def __init__(self, host: Host, method: str, context: Any, tally: StreamTally | None = None) -> None:
+    def __init__(self, host: Host, method: str, context: CallContext, tally: StreamTally | None = None) -> None:
         self.started = time.perf_counter()
         self.host = host
         self.method = method
@@ -288,12 +314,12 @@ class CallScope:
             if not hmac.compare_digest(given, expected):
                 raise Unauthenticated("missing or wrong bearer token (metadata 'authorization: Bearer ...')")
 
-    def failed(self, exc: BaseException, request: Any = None, received: float = 0.0) -> Any:
+    def failed(self, exc: BaseException, request: Request | None = None, received: float = 0.0) -> grpc.Status | None:
         """The status the call ends with for ``exc`` (None: it was cancelled, there is nothing to
         send); a stream's ``request`` was the message being handled, taken at ``received``."""
         if isinstance(exc, Failed):  # mapped where it was raised, by the same function
             status, code = exc.status, exc.code
-        elif isinstance(exc, grpc.RpcError) and not self.context.is_active():
+        elif isinstance(exc, grpc.RpcError) and self.context.cancelled():
             status, code = None, _CANCELLED
         else:
             status, code = to_rpc_status(exc, self.request_id)
@@ -340,7 +366,7 @@ class CallScope:
                 **_via(self.context),
             )
         elif host.log_calls:
-            fields: dict[str, Any] = {}
+            fields: dict[str, object] = {}
             if len(info.moves) > 1:
                 fields["moves"] = len(info.moves)
             elif info.moves:
@@ -365,7 +391,7 @@ class CallScope:
             )
 
 
-def _via(context: Any) -> dict[str, str]:
+def _via(context: CallContext) -> dict[str, str]:
     """A browser port's call names the protocol it came by in its log line (service/web.py)."""
     via = getattr(context, "via", None)
     return {} if via is None else {"via": via}
@@ -391,12 +417,16 @@ def _count_unary(series: CallSeries, code: grpc.StatusCode, info: CallInfo, elap
 __all__ = [
     "MOVE_METHODS",
     "STREAM",
+    "CallContext",
+    "CallLog",
     "CallScope",
     "Host",
+    "Metadata",
     "OpenStreams",
+    "Request",
+    "Response",
     "StreamTally",
     "Undecodable",
-    "abort_sync",
     "count_move",
     "deadline_of",
     "safe_deserializer",

@@ -14,7 +14,6 @@ port, so a probe during the drain reads ``NOT_SERVING``.
 
 from __future__ import annotations
 
-from concurrent import futures
 from typing import Any
 
 import grpc
@@ -51,16 +50,4 @@ async def start_aio(host: str, port: int | None, servicer: Any, reuse_port: bool
     return server, bound
 
 
-def start_sync(host: str, port: int | None, servicer: Any, reuse_port: bool) -> tuple[grpc.Server, int] | None:
-    """The same for the sync server (two threads: a Check answers at once)."""
-    if port is None:
-        return None
-    pool = futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="bigtwo-health")
-    server = grpc.server(pool, options=_options(reuse_port), maximum_concurrent_rpcs=MAX_CALLS)
-    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
-    bound = _bind(server, host, port)
-    server.start()
-    return server, bound
-
-
-__all__ = ["MAX_CALLS", "start_aio", "start_sync"]
+__all__ = ["MAX_CALLS", "start_aio"]

@@ -14,9 +14,7 @@ import os
 import signal
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Sequence
-from concurrent import futures
 from dataclasses import asdict, dataclass, replace
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -27,7 +25,6 @@ from grpc_reflection.v1alpha import reflection
 
 from .container import read_budget, size
 from .health_port import start_aio as start_health_aio
-from .health_port import start_sync as start_health_sync
 from .keys import KeyConfigError, load_keys
 from .limits import LIMITS
 from .offload import Offload
@@ -37,7 +34,6 @@ from .telemetry import (
     GRPC,
     LOOP_LAG,
     MULTIPROC_ENV,
-    QUEUE,
     SERVING,
     configure_logging,
     logger,
@@ -57,18 +53,12 @@ class BoundPorts(NamedTuple):
     web: int | None = None
 
 
-MODES = ("aio", "sync")
-DEFAULT_MODE = "aio"
-
-
 @dataclass(frozen=True)
 class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 50051
     metrics_port: int = 9464
     workers: int = 1
-    mode: str = DEFAULT_MODE
-    threads: int = 16
     tls_cert: str = ""
     tls_key: str = ""
     tls_client_ca: str = ""
@@ -88,8 +78,7 @@ class ServerConfig:
     the container's CPUs and memory (:mod:`bigtwo.service.container`)."""
     heavy_waiting: int | None = None
     """Heavy calls that may wait for a worker beyond those computing; more are RESOURCE_EXHAUSTED;
-    None: sized with the workers. In sync mode, at most half of ``threads`` hold heavy calls,
-    computing or waiting."""
+    None: sized with the workers."""
     health_port: int | None = None
     """A plaintext port serving only the health service (for the kubelet's grpc probes when the
     service port speaks TLS; :mod:`bigtwo.service.health_port`): None, off."""
@@ -140,7 +129,7 @@ WEB_CLOSE_SECONDS = 1.0
 """Past the grace, how long the browser port's connections get to close once their calls are cut."""
 HEALTH_PREFIX = f"/{health.SERVICE_NAME}/"
 LOOP_LAG_INTERVAL = 0.05
-"""Seconds between the event loop lag's samples (aio mode)."""
+"""Seconds between the event loop lag's samples."""
 DRAIN_POLL = 0.05
 """Seconds between looks at the open streams while draining."""
 
@@ -155,9 +144,9 @@ class DrainGate(grpc.GenericRpcHandler):
     handler, placed before the service's, turns the calls away meanwhile. Calls already running
     go on. Before a drain it declines every call (one attribute read)."""
 
-    def __init__(self, *, aio: bool) -> None:
+    def __init__(self) -> None:
         self.draining = False
-        self.handler = self._aio_handler() if aio else self._sync_handler()
+        self.handler = self._refusing_handler()
 
     def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler[Any, Any] | None:
         if not self.draining:
@@ -171,35 +160,12 @@ class DrainGate(grpc.GenericRpcHandler):
         return self.handler
 
     @staticmethod
-    def _sync_handler() -> grpc.RpcMethodHandler[Any, Any]:
+    def _refusing_handler() -> grpc.RpcMethodHandler[Any, Any]:
         # A stream-stream handler suits every kind of method: it ends the call without reading.
-        def refuse(requests: Any, context: grpc.ServicerContext) -> Any:
-            context.abort(grpc.StatusCode.UNAVAILABLE, DRAINING_DETAILS)
-
-        return grpc.stream_stream_rpc_method_handler(refuse)
-
-    @staticmethod
-    def _aio_handler() -> grpc.RpcMethodHandler[Any, Any]:
         async def refuse(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
             await context.abort(grpc.StatusCode.UNAVAILABLE, DRAINING_DETAILS)
 
         return grpc.stream_stream_rpc_method_handler(refuse)
-
-
-class TimedThreadPool(futures.ThreadPoolExecutor):
-    """The sync server's thread pool, timing how long each call waits for a thread.
-
-    The sync server hands each call to the pool (one ``submit`` a call); the time from ``submit``
-    to a thread starting it is the call's queueing, which the handler cannot see (``QUEUE``)."""
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> futures.Future[Any]:
-        queued = time.perf_counter()
-
-        def timed() -> Any:
-            QUEUE.observe(time.perf_counter() - queued)
-            return fn(*args, **kwargs)
-
-        return super().submit(timed)
 
 
 async def _sample_loop_lag() -> None:
@@ -229,8 +195,6 @@ def _setup(cfg: ServerConfig, make_core: CoreFactory | None = None) -> Hosting:
         raise ValueError("--heavy-workers is 1 or more and --heavy-waiting 0 or more once sized")
     workers = cfg.heavy_workers
     waiting = cfg.heavy_waiting
-    if cfg.mode == "sync":  # a heavy call holds one of the server's threads: leave half to the rest
-        waiting = max(0, min(waiting, cfg.threads // 2 - workers))
     if cfg.heavy_kind == "thread" or make_core is not None:  # a stand-in core lives in this process only
         heavy = Offload.threads(core, workers, waiting)
     else:
@@ -270,7 +234,6 @@ def _announce(
         port=port,
         web_port=web.port if web is not None else None,
         health_port=health_port,
-        mode=cfg.mode,
         pid=os.getpid(),
         tls=bool(cfg.tls_cert),
         mutual_tls=bool(cfg.tls_client_ca),
@@ -283,60 +246,6 @@ def _announce(
     )
 
 
-def run_sync(
-    cfg: ServerConfig,
-    reuse_port: bool,
-    make_core: CoreFactory | None = None,
-    on_bound: Callable[[BoundPorts], None] | None = None,
-) -> int:
-    hosting = _setup(cfg, make_core)
-    server = grpc.server(
-        TimedThreadPool(max_workers=cfg.threads, thread_name_prefix="bigtwo"),
-        options=grpc_options(cfg, reuse_port),
-        maximum_concurrent_rpcs=cfg.max_concurrent_rpcs or None,
-    )
-    gate = DrainGate(aio=False)
-    server.add_generic_rpc_handlers((gate, hosting.generic_handler(aio=False)))
-    health_servicer = health.HealthServicer(experimental_non_blocking=True)
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
-    reflection.enable_server_reflection(names, server)
-    port = _bind(server, cfg)
-    web = _web_port(cfg, hosting, reuse_port)
-    if on_bound is not None:  # the caller learns the ports bound (0: the one the system chose)
-        on_bound(BoundPorts(port, web.port if web is not None else None))
-    hosting.heavy.warm()  # the heavy calls' workers start beside the server, which serves meanwhile
-    server.start()
-    probes = start_health_sync(cfg.host, cfg.health_port, health_servicer, reuse_port)
-    if web is not None:
-        web.start_thread()
-    for name in ("", SERVICE_NAME):
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    SERVING.set(1)
-    _announce(cfg, port, reuse_port, hosting, web, probes[1] if probes else None)
-    stop = threading.Event()
-    _on_signals(lambda: stop.set())
-    stop.wait()
-    health_servicer.enter_graceful_shutdown()  # NOT_SERVING, before anything else
-    gate.draining = True
-    if web is not None:
-        web.drain()
-    SERVING.set(0)
-    logger().info("draining", grace_seconds=cfg.grace, open_streams=hosting.open_streams)
-    deadline = time.monotonic() + cfg.grace
-    while hosting.open_streams and time.monotonic() < deadline:
-        time.sleep(DRAIN_POLL)
-    hosting.cutting = bool(hosting.open_streams)
-    server.stop(max(0.0, deadline - time.monotonic())).wait()
-    if probes is not None:  # last: a probe during the drain reads NOT_SERVING
-        probes[0].stop(0).wait()
-    if web is not None:
-        web.stop_thread(max(WEB_CLOSE_SECONDS, deadline - time.monotonic()))
-    hosting.heavy.shutdown()
-    logger().info("stopped")
-    return 0
-
-
 async def _run_aio(
     cfg: ServerConfig,
     reuse_port: bool,
@@ -347,8 +256,8 @@ async def _run_aio(
     server = grpc.aio.server(
         options=grpc_options(cfg, reuse_port), maximum_concurrent_rpcs=cfg.max_concurrent_rpcs or None
     )
-    gate = DrainGate(aio=True)
-    server.add_generic_rpc_handlers((gate, hosting.generic_handler(aio=True)))
+    gate = DrainGate()
+    server.add_generic_rpc_handlers((gate, hosting.generic_handler()))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
@@ -466,8 +375,6 @@ def run_one(
     gc.set_threshold(20_000, 50, 100)
     try:
         cfg = sized(cfg)
-        if cfg.mode == "sync":
-            return run_sync(cfg, reuse_port, make_core, on_bound)
         return run_aio(cfg, reuse_port, make_core, on_bound)
     except (OSError, KeyConfigError, ValueError) as exc:
         logger().error("cannot serve", error=str(exc))
@@ -542,4 +449,4 @@ def run_workers(cfg: ServerConfig) -> int:
     return max(codes) if not stopping.is_set() or any(codes) else 0
 
 
-__all__ = ["DEFAULT_MODE", "MODES", "BoundPorts", "ServerConfig", "run_one", "run_workers"]
+__all__ = ["BoundPorts", "ServerConfig", "run_one", "run_workers"]

@@ -1,6 +1,6 @@
-"""Hosting the handlers of :mod:`bigtwo.service.core` on a gRPC server (sync or aio).
+"""Hosting the handlers of :mod:`bigtwo.service.core` on a grpc.aio server (the one server mode).
 
-Every RPC, whatever its shape (unary or stream, sync or aio), runs in one
+Every RPC, whatever its shape (unary or stream), runs in one
 :class:`~bigtwo.service.callscope.CallScope`: it checks the bearer token, takes the request id,
 maps whatever the handler raised with :func:`~bigtwo.service.errors.to_rpc_status` (the one
 place), writes one JSON log line and counts the call. The handlers below add only what their shape
@@ -12,9 +12,8 @@ are refused INVALID_ARGUMENT (instead of gRPC's INTERNAL).
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from concurrent import futures
 from typing import Any
 
@@ -29,7 +28,6 @@ from .callscope import (
     OpenStreams,
     StreamTally,
     Undecodable,
-    abort_sync,
     deadline_of,
     safe_deserializer,
     serializer,
@@ -39,7 +37,6 @@ from .core import CallInfo, Core
 from .costs import BOUNDED, Where, place
 from .offload import (
     DEFAULT_WAITING,
-    DeadlinePassed,
     Done,
     Offload,
     default_workers,
@@ -87,29 +84,6 @@ def valid_auth_token(token: str) -> bool:
     return len(token) >= 16 and token.isascii() and token.isprintable() and " " not in token
 
 
-def _as_message(cls: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """For harnesses that hand responses over without serializing (grpc_testing)."""
-
-    def call(*args: Any) -> Any:
-        response = fn(*args)
-        return cls.FromString(response) if response.__class__ is bytes else response
-
-    return call
-
-
-def _as_messages(cls: Any, fn: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
-    def call(*args: Any) -> Iterator[Any]:
-        for response in fn(*args):
-            yield cls.FromString(response) if response.__class__ is bytes else response
-
-    return call
-
-
-def _cancel(future: Any) -> None:
-    """Cancel a heavy call still waiting for a worker (one that has started runs to its end)."""
-    future.cancel()
-
-
 class Hosting:
     """Builds the generic handler for a server; ``core`` may be a no-op stand-in (bench)."""
 
@@ -152,81 +126,6 @@ class Hosting:
     def _offload(self, method: str, request: Any, request_id: str, deadline: float | None) -> futures.Future[Done]:
         """Start a heavy call on :attr:`heavy` (RESOURCE_EXHAUSTED when too many are in flight)."""
         return self.heavy.submit(UNARY[method][2], request, request_id, deadline)
-
-    # -- sync ------------------------------------------------------------------------------------
-
-    def _sync_unary(self, method: str, fn: Callable[[Any, CallInfo], Any], message_name: str) -> Callable[..., Any]:
-        bounded = method in BOUNDED
-
-        def handler(request: Any, context: grpc.ServicerContext) -> Any:
-            scope = CallScope(self, method, context)
-            try:
-                scope.begin()
-                if isinstance(request, Undecodable):
-                    raise undecodable(request, message_name)
-                if bounded and self._placed_in_pool(scope, request):
-                    return self._heavy_sync(scope, request)
-                return fn(request, scope.info)
-            except Exception as exc:
-                status = scope.failed(exc)
-                if status is not None:
-                    abort_sync(context, status)
-                return None
-            finally:
-                scope.end()
-
-        return handler
-
-    def _heavy_sync(self, scope: CallScope, request: Any) -> Any:
-        """A heavy call's answer, from a worker, waited for until the call's deadline."""
-        context = scope.context
-        deadline = deadline_of(context)
-        future = self._offload(scope.method, request, scope.request_id, deadline)
-        # the call ended: a heavy call still waiting never starts
-        context.add_callback(functools.partial(_cancel, future))
-        try:
-            done = future.result(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        except futures.TimeoutError:
-            future.cancel()
-            raise DeadlinePassed("the call's deadline passed", reason="DEADLINE_PASSED") from None
-        except futures.CancelledError:
-            scope.cancelled()
-            return None
-        except futures.BrokenExecutor:
-            raise worker_lost() from None
-        return done.unpack(scope.info)
-
-    def _sync_stream(self, method: str) -> Callable[..., Any]:
-        def handler(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
-            tally = StreamTally()
-            scope = CallScope(self, method, context, tally)
-            request: Any = None
-            received = scope.started
-            try:
-                scope.begin()
-                info = scope.info
-                session = self.core.session(info)
-                for request in requests:
-                    received = time.perf_counter()
-                    if isinstance(request, Undecodable):
-                        raise undecodable(request, "PlayStreamRequest")
-                    answer = session.handle(request)
-                    tally.answered(info, received)
-                    request = None
-                    yield answer
-                if not context.is_active() or self.cutting:  # the requests ended because the call was cut
-                    scope.cancelled()
-            except GeneratorExit:
-                scope.cancelled()
-                raise
-            except Exception as exc:
-                status = scope.failed(exc, request, received)
-                if status is not None:
-                    abort_sync(context, status)
-            finally:
-                scope.end()
-
-        return handler
 
     # -- aio -------------------------------------------------------------------------------------
 
@@ -305,17 +204,6 @@ class Hosting:
 
     # -- the handler -----------------------------------------------------------------------------
 
-    def servicer(self) -> Any:
-        """The sync handlers as a servicer object (RPC name -> callable), e.g. for grpc_testing."""
-        methods: dict[str, Any] = {
-            name: _as_message(
-                response_cls, self._sync_unary(name, getattr(self.core, attr), request_cls.DESCRIPTOR.name)
-            )
-            for name, (request_cls, response_cls, attr) in UNARY.items()
-        }
-        methods[STREAM] = _as_messages(api.PlayStreamResponse, self._sync_stream(STREAM))
-        return type("BigTwoServicer", (), {name: staticmethod(fn) for name, fn in methods.items()})()
-
     def aio_handlers(self) -> dict[str, Callable[..., Any]]:
         """RPC name -> its aio handler: what the gRPC port (aio mode) and the browser port call."""
         handlers: dict[str, Callable[..., Any]] = {
@@ -325,20 +213,20 @@ class Hosting:
         handlers[STREAM] = self._aio_stream(STREAM)
         return handlers
 
-    def generic_handler(self, *, aio: bool) -> grpc.GenericRpcHandler:
-        aio_handlers = self.aio_handlers() if aio else {}
-        handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
-        for name, (request_cls, response_cls, attr) in UNARY.items():
-            fn = getattr(self.core, attr)
-            handler = aio_handlers[name] if aio else self._sync_unary(name, fn, request_cls.DESCRIPTOR.name)
-            handlers[name] = grpc.unary_unary_rpc_method_handler(
-                handler,
+    def generic_handler(self) -> grpc.GenericRpcHandler:
+        """The service's handlers for a grpc.aio server: each RPC's aio handler with its messages'
+        (de)serializers."""
+        aio_handlers = self.aio_handlers()
+        handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {
+            name: grpc.unary_unary_rpc_method_handler(
+                aio_handlers[name],
                 request_deserializer=safe_deserializer(request_cls),
                 response_serializer=serializer(response_cls),
             )
-        stream = aio_handlers[STREAM] if aio else self._sync_stream(STREAM)
+            for name, (request_cls, response_cls, _) in UNARY.items()
+        }
         handlers[STREAM] = grpc.stream_stream_rpc_method_handler(
-            stream,
+            aio_handlers[STREAM],
             request_deserializer=safe_deserializer(api.PlayStreamRequest),
             response_serializer=serializer(api.PlayStreamResponse),
         )

@@ -171,6 +171,8 @@ ROWS = [
     row("serve-port-env-not-a-number", "serve", USAGE, "BIGTWO_PORT", "abc", env={"BIGTWO_PORT": "abc"}),
     row("serve-metrics-port-env", "serve", USAGE, "BIGTWO_METRICS_PORT", env={"BIGTWO_METRICS_PORT": "-1"}),
     row("serve-mode-env", "serve", USAGE, "BIGTWO_MODE", "fast", env={"BIGTWO_MODE": "fast"}),
+    row("serve-mode-removed", "serve --mode sync", USAGE, "--mode", "one mode, asyncio", "SERVICE.md"),
+    row("serve-threads-removed", "serve --threads 8", USAGE, "--threads", "one mode, asyncio"),
     row("serve-log-calls-env", "serve", USAGE, "BIGTWO_LOG_CALLS", env={"BIGTWO_LOG_CALLS": "maybe"}),
     row("serve-workers-zero", "serve --workers 0", USAGE, "--workers"),
     row("serve-log-level", "serve --log-level loud", USAGE, "--log-level", "loud"),

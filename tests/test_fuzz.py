@@ -1,8 +1,8 @@
 """The seeded subset of the project's own fuzzer (``make fuzz`` runs the full one), and the hostile
 requests issue 13 names, one at a time.
 
-The fuzzer (``tests/fuzz``) is a client that knows only the proto: it starts ``bigtwo serve`` in
-each mode, learns valid requests from the server's answers and sends 2,000 generated ones per mode
+The fuzzer (``tests/fuzz``) is a client that knows only the proto: it starts ``bigtwo serve`` (its
+one mode, aio), learns valid requests from the server's answers and sends 2,000 generated ones
 (random and mutated bytes, hostile messages, hostile replay texts, stream conversations). Each RPC
 is its own test, so a finding fails the RPC it is in and no other; the server's life, its log and
 its memory are tests of their own.

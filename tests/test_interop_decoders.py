@@ -315,7 +315,7 @@ class Run:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     node()
-    server = ServerProcess(tmp_path_factory.mktemp("interop"), "--mode", "aio", metrics=False)
+    server = ServerProcess(tmp_path_factory.mktemp("interop"), metrics=False)
     channel = grpc.insecure_channel(server.target)
     try:
         built = Corpus(channel, ServiceCore(TokenCodec(KeyRing([KEY_A.encode()]))))

@@ -314,10 +314,9 @@ def engine_deal() -> Any:
     return Deal.start(rules, deal_from_code(DealCode.parse(CODE), rules))
 
 
-@pytest.mark.parametrize("mode", ["aio", "sync"])
-def test_moves_counted_as_judged_and_health_not_serving_from_the_drain(mode: str, tmp_path: Path) -> None:
+def test_moves_counted_as_judged_and_health_not_serving_from_the_drain(tmp_path: Path) -> None:
     web_port = free_port()
-    server = ServerProcess(tmp_path, "--mode", mode, "--web-port", str(web_port))
+    server = ServerProcess(tmp_path, "--web-port", str(web_port))
     try:
         fresh = scrape(server.metrics_port)
         # Every series an alert or a panel reads exists at zero before any call.
@@ -355,8 +354,7 @@ def test_moves_counted_as_judged_and_health_not_serving_from_the_drain(mode: str
         assert value(during, "bigtwo_rpc_calls_total", code="INVALID_ARGUMENT", **stream_calls) == 1
         assert value(during, "bigtwo_rpc_calls_total", code="OK", **stream_calls) == 0, "still open"
         assert value(during, "bigtwo_open_streams") == 1
-        queued = "bigtwo_queue_seconds_count" if mode == "sync" else "bigtwo_event_loop_lag_seconds_count"
-        assert value(during, queued) > 0
+        assert value(during, "bigtwo_event_loop_lag_seconds_count") > 0
         # Every memo's figures, read at the scrape: the moves just answered filled the outcome parts.
         assert value(fresh, "bigtwo_cache_entries", cache="service.wire.small_events") == 0
         assert value(during, "bigtwo_cache_capacity", cache="service.wire.outcomes") == 8192
@@ -399,9 +397,8 @@ def test_moves_counted_as_judged_and_health_not_serving_from_the_drain(mode: str
         server.stop()
 
 
-@pytest.mark.parametrize("mode", ["aio", "sync"])
-def test_a_stream_cut_at_shutdown_is_not_ok(mode: str, tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path, "--mode", mode, "--grace", "0.5")
+def test_a_stream_cut_at_shutdown_is_not_ok(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, "--grace", "0.5")
     try:
         channel = grpc.insecure_channel(server.target)
         requests, answers = open_stream(rpc.BigTwoServiceStub(channel))
@@ -419,7 +416,7 @@ def test_a_stream_cut_at_shutdown_is_not_ok(mode: str, tmp_path: Path) -> None:
 
 
 def test_workers_export_each_process_cpu_and_memory(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path, "--workers", "2", "--mode", "sync")
+    server = ServerProcess(tmp_path, "--workers", "2")
     try:
         for _ in range(200):  # bounded: both workers have started serving
             samples = scrape(server.metrics_port)

@@ -259,9 +259,8 @@ async def moves_while(stub: Any, heavy_name: str, request: Any) -> tuple[int, st
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["aio", "sync"])
-def test_a_stream_keeps_moving_while_heavy_calls_compute(mode: str, tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path, "--mode", mode, "--no-call-log", metrics=False)
+def test_a_stream_keeps_moving_while_heavy_calls_compute(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, "--no-call-log", metrics=False)
     try:
 
         async def main() -> list[tuple[str, int, str]]:
@@ -324,40 +323,7 @@ def test_heavy_calls_work_with_several_server_processes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("how", ["cancel", "deadline"])
-def test_a_waiting_call_given_up_never_starts_sync(how: str) -> None:
-    core = CountingCore()
-    offload = Offload.threads(core, workers=1, waiting=4)
-    server = grpc.server(futures.ThreadPoolExecutor(8))
-    server.add_generic_rpc_handlers((Hosting(core, log_calls=False, heavy=offload).generic_handler(aio=False),))
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            stub = rpc.BigTwoServiceStub(channel)  # type: ignore[no-untyped-call]
-            first = stub.BotMove.future(api.BotMoveRequest(level="pro"), timeout=120)
-            assert core.started.wait(30)
-            if how == "cancel":
-                second = stub.BotMove.future(api.BotMoveRequest(level="pro"), timeout=120)
-                until(lambda: offload.in_flight == 2)
-                second.cancel()
-            else:
-                second = stub.BotMove.future(api.BotMoveRequest(level="pro"), timeout=0.5)
-                with pytest.raises(grpc.RpcError) as expired:
-                    second.result()
-                assert expired.value.code() is grpc.StatusCode.DEADLINE_EXCEEDED
-            until(lambda: offload.in_flight == 1)  # the second call's work was dropped
-            core.gate.set()
-            assert first.result().level == "gated"
-        until(lambda: offload.in_flight == 0)
-        assert core.calls == 1
-    finally:
-        core.gate.set()
-        server.stop(0)
-        offload.shutdown()
-
-
-@pytest.mark.parametrize("how", ["cancel", "deadline"])
-def test_a_waiting_call_given_up_never_starts_aio(how: str) -> None:
+def test_a_waiting_call_given_up_never_starts(how: str) -> None:
     core = CountingCore()
     offload = Offload.threads(core, workers=1, waiting=4)
 
@@ -370,7 +336,7 @@ def test_a_waiting_call_given_up_never_starts_aio(how: str) -> None:
 
     async def main() -> None:
         server = grpc.aio.server()
-        server.add_generic_rpc_handlers((Hosting(core, log_calls=False, heavy=offload).generic_handler(aio=True),))
+        server.add_generic_rpc_handlers((Hosting(core, log_calls=False, heavy=offload).generic_handler(),))
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         try:

@@ -1,4 +1,4 @@
-"""PlayBots and DealRequest.bot_seats in process (grpc_testing): a person plays a whole deal against
+"""PlayBots and DealRequest.bot_seats in process (tests/aio_harness.py): a person plays a whole deal against
 bots holding only a seat token, no answer shows another seat's cards, the bots' moves are
 deterministic and are BotMove's, every refusal names its field or reason, and the bot seats travel
 in the seat token's viewer byte (tokens issued before them still read)."""
@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import grpc
-import grpc_testing
 import pytest
+from aio_harness import serve, stop_all
 from bigtwo.engine import Deal, DealCode, Ruleset, deal_from_code, mask_text
 from bigtwo.service import tokens
 from bigtwo.service.core import CallInfo, bot_decision_seed
@@ -39,8 +39,14 @@ def make_core() -> ServiceCore:
 
 
 def make_server() -> Any:
-    hosting = Hosting(make_core(), log_calls=False)
-    return grpc_testing.server_from_dictionary({SERVICE: hosting.servicer()}, grpc_testing.strict_real_time())
+    return serve(Hosting(make_core(), log_calls=False))
+
+
+@pytest.fixture(autouse=True)
+def _servers_stopped() -> Iterator[None]:
+    """Every in-process server a test started is stopped after it."""
+    yield
+    stop_all()
 
 
 @pytest.fixture

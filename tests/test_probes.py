@@ -138,15 +138,12 @@ def test_tls_files_swapped_under_a_running_server_are_served_to_new_connections(
         assert server.stop() == 0
 
 
-@pytest.mark.parametrize("mode", ["aio", "sync"])
-def test_the_health_port_serves_only_health_in_plaintext_and_says_not_serving_in_a_drain(
-    tmp_path: Path, mode: str
-) -> None:
+def test_the_health_port_serves_only_health_in_plaintext_and_says_not_serving_in_a_drain(tmp_path: Path) -> None:
     pki = make_pki(tmp_path)
     live = tmp_path / "live"
     live.mkdir()
     install(pki, live)
-    server, health_port = tls_server(tmp_path, live, "--mode", mode, "--threads", "8")
+    server, health_port = tls_server(tmp_path, live)
     try:
         assert health_status(health_port, "") == SERVING and health_status(health_port, SERVICE) == SERVING
         with grpc.insecure_channel(f"127.0.0.1:{health_port}") as channel:

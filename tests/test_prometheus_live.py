@@ -3,8 +3,8 @@ every second under a short load: every query of the dashboard returns data, the 
 0 rather than nothing, and with the shipped alert rules (their ``for:`` cut to a second) a killed
 replica raises BigTwoReplicaDown, then stopping the last one raises BigTwoNoReplicas.
 
-One replica is the aio server in one process, the other the sync server with two worker
-processes, so the queueing of both modes and the per-worker process metrics are all read. On
+One replica is a server in one process, the other a server with two worker processes, so the
+event loop's lag of each and the per-worker process metrics are all read. On
 127.0.0.1 only; each wait is bounded, and every process started is stopped. Under CI=true a
 missing prometheus fails; elsewhere it skips."""
 
@@ -50,25 +50,25 @@ def stack(tmp_path: Path) -> Iterator[tuple[Prometheus, ServerProcess, ServerPro
         pytest.skip(message)
     started: list[Any] = []
     try:
-        aio = ServerProcess(tmp_path, "--mode", "aio")
+        aio = ServerProcess(tmp_path)
         started.append(aio)
-        sync = ServerProcess(tmp_path, "--mode", "sync", "--workers", "2")
-        started.append(sync)
-        targets = [f"127.0.0.1:{aio.metrics_port}", f"127.0.0.1:{sync.metrics_port}"]
+        workers = ServerProcess(tmp_path, "--workers", "2")
+        started.append(workers)
+        targets = [f"127.0.0.1:{aio.metrics_port}", f"127.0.0.1:{workers.metrics_port}"]
         prometheus = Prometheus(tmp_path, targets, quick_rules(tmp_path / "alerts.yml"))
         started.append(prometheus)
         prometheus.wait_ready()
-        yield prometheus, aio, sync
+        yield prometheus, aio, workers
     finally:
         for process in reversed(started):
             process.stop()
 
 
 def test_dashboard_reads_data_and_a_lost_replica_pages(stack: tuple[Prometheus, ServerProcess, ServerProcess]) -> None:
-    prometheus, aio, sync = stack
+    prometheus, aio, workers = stack
     aio_instance = f"127.0.0.1:{aio.metrics_port}"
     eventually("both replicas scraped", lambda: len(prometheus.query('up{job="bigtwo"} == 1')) == 2)
-    load = Load([aio.target, sync.target, aio.target], seconds=60)
+    load = Load([aio.target, workers.target, aio.target], seconds=60)
     try:
         eventually(
             "moves counted on both replicas",
@@ -93,10 +93,10 @@ def test_dashboard_reads_data_and_a_lost_replica_pages(stack: tuple[Prometheus, 
     assert load.games > 0 and not load.errors, load.errors[:5]
     assert values["Server error share/A"] == [0.0], "no errors reads 0"
     assert all(math.isfinite(v) and v > 0 for v in values["p99 per request/A"])
-    assert values["Server processes serving/A"] == [3.0], "one aio process and two sync workers"
+    assert values["Server processes serving/A"] == [3.0], "one process and two workers"
     assert all(v > 0 for v in values["Requests /s/A"])
-    # The sync replica's wait for a thread, the aio replica's loop lag: one each.
-    queueing = values["Queueing (p99)/A"] + values["Queueing (p99)/B"]
+    # Each replica's event loop lag (panel B; panel A, the sync mode's wait for a thread, is gone).
+    queueing = values["Queueing (p99)/B"]
     assert len(queueing) == 2 and all(math.isfinite(v) for v in queueing)
     assert len(values["Replica CPU (cores) and memory/A"]) == 2
     assert not prometheus.firing("BigTwoReplicaDown") and not prometheus.firing("BigTwoNoReplicas")
@@ -105,5 +105,5 @@ def test_dashboard_reads_data_and_a_lost_replica_pages(stack: tuple[Prometheus, 
     down = eventually("BigTwoReplicaDown firing", lambda: prometheus.firing("BigTwoReplicaDown"))
     assert [alert["instance"] for alert in down] == [aio_instance]
     assert not prometheus.firing("BigTwoNoReplicas"), "one replica is left"
-    sync.terminate()
+    workers.terminate()
     eventually("BigTwoNoReplicas firing", lambda: prometheus.firing("BigTwoNoReplicas"))

@@ -35,8 +35,9 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerPr
     tmp = tmp_path_factory.mktemp("servers")
     started: list[ServerProcess] = []
     try:
-        started.append(ServerProcess(tmp, "--mode", "aio", wait=False))
-        started.append(ServerProcess(tmp, "--mode", "sync", "--threads", "8", metrics=False, wait=False))
+        # Two processes of the one mode (aio) sharing a key: a game moves between them (stateless).
+        started.append(ServerProcess(tmp, wait=False))
+        started.append(ServerProcess(tmp, metrics=False, wait=False))
         for server in started:
             server.wait_ready()
         yield started[0], started[1]
@@ -59,7 +60,7 @@ def engine_deal() -> Deal:
 
 
 def test_whole_deal_alternating_between_two_processes(stubs: tuple[Any, Any]) -> None:
-    """Stateless proof: even moves go to the aio process, odd ones to the sync process."""
+    """Stateless proof: even moves go to the first process, odd ones to the second."""
     reply = stubs[0].Deal(api.DealRequest(ruleset=CLASSIC, deal_code=CODE))
     token, engine = reply.state_token, engine_deal()
     while not engine.over:
@@ -323,7 +324,7 @@ def test_dev_key_is_made_once(tmp_path: Path) -> None:
 
 
 def test_workers_share_the_port_and_metrics(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path, "--workers", "2", "--mode", "sync")
+    server = ServerProcess(tmp_path, "--workers", "2")
     try:
         channels = [
             grpc.insecure_channel(server.target, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(4)
@@ -441,7 +442,7 @@ def test_mutual_tls(tmp_path: Path) -> None:
 def test_bot_move_and_audit_log_on_real_servers(
     stubs: tuple[Any, Any], servers: tuple[ServerProcess, ServerProcess]
 ) -> None:
-    """BotMove plays a whole deal on both servers (aio runs it off the event loop); AuditLog checks
+    """BotMove plays a whole deal on both processes (off the event loop); AuditLog checks
     the deal's log and a replay file signed with the servers' key."""
     from bigtwo.engine.replay import dumps, loads, sign
 

@@ -1,20 +1,22 @@
-"""The servicer in process (grpc_testing): every RPC, the error model, tokens, retries, per-seat views."""
+"""The servicer in process (a grpc.aio server in this process, tests/aio_harness.py): every RPC, the
+error model, tokens, retries, per-seat views."""
 
 from __future__ import annotations
 
 import cProfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
-import grpc_testing
 import pytest
+from aio_harness import serve, stop_all
 from bigtwo.engine import Deal, DealCode, Move, Ruleset, deal_from_code, preset
 from bigtwo.service import tokens
 from bigtwo.service.core import CallInfo
 from bigtwo.service.errors import InvalidArgument
 from bigtwo.service.limits import LIMITS
-from bigtwo.service.servicer import Hosting, ServiceCore, Undecodable
+from bigtwo.service.servicer import Hosting, ServiceCore
 from bigtwo.service.tokens import KeyRing, TokenCodec
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
@@ -29,10 +31,16 @@ def make_core(*keys: str) -> ServiceCore:
     return ServiceCore(TokenCodec(KeyRing([k.encode() for k in (keys or (KEY_A,))])))
 
 
+@pytest.fixture(autouse=True)
+def _servers_stopped() -> Iterator[None]:
+    """Every in-process server a test started is stopped after it."""
+    yield
+    stop_all()
+
+
 @pytest.fixture
 def server() -> Any:
-    hosting = Hosting(make_core(), log_calls=False)
-    return grpc_testing.server_from_dictionary({SERVICE: hosting.servicer()}, grpc_testing.strict_real_time())
+    return serve(Hosting(make_core(), log_calls=False))
 
 
 class Result:
@@ -429,40 +437,15 @@ def test_stream_open_moves_and_events(server: Any) -> None:
 
 
 def test_undecodable_and_bugs_never_leak() -> None:
-    hosting = Hosting(make_core(), log_calls=False)
-    servicer = hosting.servicer()
+    class BrokenCore(ServiceCore):
+        def list_presets(self, request: api.ListPresetsRequest, info: CallInfo) -> api.ListPresetsResponse:
+            raise KeyError("a bug")
 
-    class Context:
-        def __init__(self) -> None:
-            self.code: Any = None
-            self.trailing: Any = ()
-
-        def invocation_metadata(self) -> tuple[()]:
-            return ()
-
-        def is_active(self) -> bool:
-            return True
-
-        def set_trailing_metadata(self, metadata: Any) -> None:
-            self.trailing = metadata
-
-        def abort_with_status(self, status: Any) -> None:
-            self.code, self.message = status.code, status.details
-            raise RuntimeError("aborted")
-
-    context = Context()
-    with pytest.raises(RuntimeError):
-        servicer.ApplyMove(Undecodable("DecodeError: bad"), context)
-    assert context.code is grpc.StatusCode.INVALID_ARGUMENT
-
-    def broken(request: Any, info: Any) -> Any:
-        raise KeyError("a bug")
-
-    hosting.core.list_presets = broken  # type: ignore[method-assign]
-    context = Context()
-    with pytest.raises(RuntimeError):
-        hosting.servicer().ListPresets(api.ListPresetsRequest(), context)
-    assert context.code is grpc.StatusCode.INTERNAL and "a bug" not in context.message
+    server = serve(Hosting(BrokenCore(TokenCodec(KeyRing([KEY_A.encode()]))), log_calls=False))
+    garbage = call(server, "ApplyMove", b"\xff\xff\xff")
+    assert garbage.code is grpc.StatusCode.INVALID_ARGUMENT and garbage.reason == "UNDECODABLE", garbage.message
+    bug = call(server, "ListPresets", api.ListPresetsRequest())
+    assert bug.code is grpc.StatusCode.INTERNAL and "a bug" not in bug.message
 
 
 def test_move_parse_helpers_agree_with_engine() -> None:
@@ -633,7 +616,7 @@ def test_bot_moves_are_counted() -> None:
     from prometheus_client import REGISTRY
 
     hosting = Hosting(make_core(), log_calls=False)
-    server = grpc_testing.server_from_dictionary({SERVICE: hosting.servicer()}, grpc_testing.strict_real_time())
+    server = serve(hosting)
 
     def count() -> float:
         return REGISTRY.get_sample_value("bigtwo_bot_moves_total", {"method": "BotMove", "level": "great"}) or 0.0
@@ -699,8 +682,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 def golden_server() -> Any:
     """A service whose signing key is the one the golden files were signed with."""
     key = (GOLDEN / "test-signing-key").read_text().strip()
-    hosting = Hosting(make_core(key), log_calls=False)
-    return grpc_testing.server_from_dictionary({SERVICE: hosting.servicer()}, grpc_testing.strict_real_time())
+    return serve(Hosting(make_core(key), log_calls=False))
 
 
 def audit(server: Any, **kwargs: Any) -> api.AuditLogResponse:
@@ -790,8 +772,7 @@ def test_audit_a_game_log_and_limits(server: Any, monkeypatch: pytest.MonkeyPatc
     def limited(**limits: int) -> Any:
         codec = TokenCodec(KeyRing([KEY_A.encode()]))
         core = ServiceCore(codec, limits=dataclasses.replace(LIMITS, **limits))
-        servicer = Hosting(core, log_calls=False).servicer()
-        return grpc_testing.server_from_dictionary({SERVICE: servicer}, grpc_testing.strict_real_time())
+        return serve(Hosting(core, log_calls=False))
 
     text = (GOLDEN / "match-4-deals.toml").read_text()
     few_steps = limited(audit_steps=100)

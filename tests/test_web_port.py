@@ -332,11 +332,10 @@ def test_the_table_is_served_at_the_root(web: Web) -> None:
     assert b"<title>" in page
 
 
-def test_auth_and_sync_mode(tmp_path: Path) -> None:
-    """A server asking for a bearer token asks it on the browser port too, the same way; and the port
-    works beside the sync server (on a loop of its own)."""
+def test_auth_on_the_browser_port(tmp_path: Path) -> None:
+    """A server asking for a bearer token asks it on the browser port too, the same way."""
     port = free_port()
-    process = ServerProcess(tmp_path, "--mode", "sync", "--auth-token", TOKEN, "--web-port", str(port), metrics=False)
+    process = ServerProcess(tmp_path, "--auth-token", TOKEN, "--web-port", str(port), metrics=False)
     try:
         client = Web(port).way(WAYS[0])
         request = api.DealRequest(ruleset=CLASSIC, deal_code=CODE)

@@ -75,10 +75,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     add(
         "--server-mode",
-        type=one_of(("aio", "sync")),
-        choices=("aio", "sync"),
+        type=one_of(("aio",)),
+        choices=("aio",),
         default="aio",
-        help="mode of spawned replicas (default aio)",
+        help="mode of spawned replicas (one since issue 34: aio)",
     )
     add("--noop", action="store_true", help="spawned replicas are no-op servers (canned answers, no engine)")
     add("--compare-noop", action="store_true", help="then run the same load against as many no-op replicas")

@@ -7,13 +7,26 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from bigtwo.service.keys import KeyConfigError, load_keys
 from bigtwo.service.offload import KINDS
-from bigtwo.service.server import MODES, BoundPorts, ServerConfig, run_one, run_workers
+from bigtwo.service.server import BoundPorts, ServerConfig, run_one, run_workers
 from bigtwo.service.servicer import AUTH_TOKEN_RULE, valid_auth_token
 from bigtwo.service.telemetry import configure_logging, logger, start_metrics_server
+
+REMOVED_MODE = (
+    "is no setting any more: the server has one mode, asyncio (grpc.aio on uvloop), since the sync thread-pool "
+    "mode was removed (docs/SERVICE.md, 'One mode: asyncio')"
+)
+
+
+def removed_mode(text: str) -> NoReturn:
+    """``--mode``/``BIGTWO_MODE`` and ``--threads``/``BIGTWO_THREADS``, the sync mode's settings:
+    refused, naming the flag or the variable, with :data:`REMOVED_MODE`."""
+    from bigtwo.cli.arguments import refuse
+
+    refuse(text, REMOVED_MODE)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,19 +117,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=env_default("BIGTWO_WORKERS", d.workers),
         help="server processes sharing the port with SO_REUSEPORT (env BIGTWO_WORKERS; default %(default)s)",
     )
-    add(
-        "--mode",
-        type=one_of(MODES),
-        choices=MODES,
-        default=env_default("BIGTWO_MODE", d.mode),
-        help="grpc.aio (with uvloop) or the sync thread-pool server (env BIGTWO_MODE; default %(default)s)",
-    )
-    add(
-        "--threads",
-        type=positive_int,
-        default=env_default("BIGTWO_THREADS", d.threads),
-        help="sync mode: thread-pool size; each open stream holds a thread (env BIGTWO_THREADS; default %(default)s)",
-    )
+    # The sync server mode left in issue 34 (docs/SERVICE.md, "One mode: asyncio"): its flags and
+    # variables are refused with a sentence, not ignored or unknown, so a deployment still setting
+    # them learns why.
+    for removed, variable in (("--mode", "BIGTWO_MODE"), ("--threads", "BIGTWO_THREADS")):
+        add(removed, type=removed_mode, default=env_default(variable, None), help=argparse.SUPPRESS)
     add(
         "--tls-cert",
         type=pem_certificates,

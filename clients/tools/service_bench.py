@@ -251,7 +251,7 @@ def _serve(
         from bigtwo.service.telemetry import start_metrics_server
 
         start_metrics_server("127.0.0.1", metrics_port)
-    cfg = ServerConfig(port=port, metrics_port=0, mode=mode, threads=threads, grace=1.0, web_port=web_port or None)
+    cfg = ServerConfig(port=port, metrics_port=0, grace=1.0, web_port=web_port or None)
     make_core = functools.partial(NoopCore, spin_us=spin_us, games=games) if kind == "noop" else None
     return run_one(cfg, reuse_port=False, make_core=make_core)
 
@@ -488,7 +488,7 @@ def add_bench_subject(parser: argparse.ArgumentParser) -> None:
             action.choices = [*action.choices, "service"]
             action.help = (action.help or "") + "; service: the gRPC service against a no-op server"
     parser.add_argument("--seconds", type=float, default=1.5, help="service: seconds per load level (default 1.5)")
-    parser.add_argument("--mode", choices=("aio", "sync"), default=None, help="service: server mode (default: serve's)")
+    parser.add_argument("--mode", choices=("aio",), default=None, help="service: server mode (one since issue 34: aio)")
     parser.add_argument(
         "--repeats", type=int, default=1, help="service: real/no-op pairs per load; the median ratio (default 1)"
     )
@@ -509,9 +509,7 @@ def add_bench_subject(parser: argparse.ArgumentParser) -> None:
 
 
 def run_service_bench(args: argparse.Namespace) -> int:
-    from bigtwo.service.server import DEFAULT_MODE
-
-    mode = getattr(args, "mode", None) or DEFAULT_MODE
+    mode = "aio"  # the server's one mode (issue 34); rows still name it, beside the dated sync rows
     as_json = getattr(args, "json", False)
 
     def emit(row: dict[str, Any]) -> None:
@@ -535,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bigtwo.tools.service_bench")
     parser.add_argument("--serve", choices=("real", "noop"), help="run a bench server (internal)")
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--mode", choices=("aio", "sync"), default=None)
+    parser.add_argument("--mode", choices=("aio",), default=None)
     parser.add_argument("--threads", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=1.5)
     parser.add_argument("--repeats", type=int, default=1)
@@ -546,12 +544,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics-port", type=int, default=0, help="with --serve: /metrics too (internal)")
     args = parser.parse_args(argv)
     if args.serve:
-        from bigtwo.service.server import DEFAULT_MODE
-
         return _serve(
             args.serve,
             args.port,
-            args.mode or DEFAULT_MODE,
+            "aio",
             args.threads,
             args.spin_us,
             args.web_port,

@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per way, load and round (default 2)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds over every way (default 3)")
     parser.add_argument("--loads", default=",".join(map(str, LOADS)), help="games at once, comma-separated")
-    parser.add_argument("--mode", choices=("aio", "sync"), default="aio")
+    parser.add_argument("--mode", choices=("aio",), default="aio")  # one server mode since issue 34
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args(argv)
     loads = tuple(int(part) for part in args.loads.split(",") if part.strip())

@@ -62,7 +62,8 @@ from fuzz.web import WEB_PROTOCOLS, send_web, send_web_stream
 
 T = TypeVar("T")
 RPCS: tuple[str, ...] = (*UNARY_RPCS, *STREAM_RPCS)
-MODES = ("aio", "sync")
+MODES = ("aio",)
+"""The server's modes: one since issue 34 (the sync mode was removed); reports still name it."""
 DOCUMENTED = frozenset({"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED"})
 """The statuses docs/SERVICE.md's error model gives when the server asks for no bearer token
 (PERMISSION_DENIED: a seat's own token used for another seat)."""
@@ -814,7 +815,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--requests", type=int, default=2000, help="requests per server mode")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--mode", choices=(*MODES, "both"), default="both")
+    parser.add_argument("--mode", choices=MODES, default="aio")
     parser.add_argument("--seconds", type=float, default=300, help="time bound per mode (after the corpus)")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--deadline", type=float, default=10.0, help="each call's deadline in seconds")
@@ -840,7 +841,7 @@ def main(argv: list[str] | None = None) -> int:
         "judge the answer (tokens in it were sealed with another run's key: they are refused now)",
     )
     args = parser.parse_args(argv)
-    modes = MODES if args.mode == "both" else (args.mode,)
+    modes = (args.mode,)
     if args.replay:
         return replay(args.replay, modes, args.deadline)
     config = FuzzConfig(

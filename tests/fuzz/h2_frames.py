@@ -551,12 +551,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=240, help="no attack starts after this")
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies each attack's frame count")
     parser.add_argument("--rss-growth-mb", type=float, default=50)
-    parser.add_argument("--mode", choices=("aio", "sync", "both"), default="aio")
+    parser.add_argument("--mode", choices=("aio",), default="aio")  # the one server mode (issue 34)
     parser.add_argument("--workdir", type=Path, help="keep the server's log here")
     args = parser.parse_args(argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bigtwo-h2-fuzz-"))
     failed = False
-    for mode in ("aio", "sync") if args.mode == "both" else (args.mode,):
+    for mode in (args.mode,):
         config = FrameFuzzConfig(
             attacks=args.attacks,
             seed=args.seed,

@@ -159,7 +159,8 @@ class RssWatch:
 
 
 class ServerUnderTest:
-    """``bigtwo serve --mode MODE`` on a free port of 127.0.0.1; :meth:`stop` always ends it."""
+    """``bigtwo serve`` on a free port of 127.0.0.1 (``mode``: the name its reports carry, aio);
+    :meth:`stop` always ends it."""
 
     def __init__(
         self,
@@ -189,8 +190,6 @@ class ServerUnderTest:
             str(self.port),
             "--metrics-port",
             "0",
-            "--mode",
-            mode,
             "--grace",
             "2",
             "--no-call-log",

@@ -1,7 +1,7 @@
 """The client's and the server's view of streamed moves, side by side: ``--threads`` clients each
-stream ``--deals`` whole deals against one ``bigtwo serve --mode MODE`` (a subprocess on
+stream ``--deals`` whole deals against one ``bigtwo serve`` (a subprocess on
 127.0.0.1), timing each move from send to answer; then the server's /metrics gives its per-move
-time and its queueing (sync: wait for a pool thread; aio: event loop lag).
+time and its queueing (the event loop's lag).
 
     .venv/bin/python tests/tools/latency_views.py --mode aio
 
@@ -63,13 +63,13 @@ def player(target: str, seed: int, deals: int, times: list[float]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=("aio", "sync"), default="aio")
+    parser.add_argument("--mode", choices=("aio",), default="aio")  # the one server mode (issue 34)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--deals", type=int, default=15, help="deals per thread")
     args = parser.parse_args()
     times: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bigtwo-latency-") as name:
-        server = ServerProcess(Path(name), "--mode", args.mode, "--no-call-log")
+        server = ServerProcess(Path(name), "--no-call-log")
         try:
             threads = [
                 threading.Thread(target=player, args=(server.target, n, args.deals, times)) for n in range(args.threads)

@@ -68,7 +68,7 @@ class Replicas:
                     command += ["--port", str(port), "--mode", mode]
                 else:
                     command = [sys.executable, "-m", "bigtwo.cli.main", "serve", "--port", str(port)]
-                    command += ["--metrics-port", "0", "--mode", mode, "--grace", str(grace)]
+                    command += ["--metrics-port", "0", "--grace", str(grace)]  # the one mode: aio
                 self.processes.append(
                     subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 )
