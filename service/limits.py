@@ -68,7 +68,8 @@ class Limits:
 class WebLimits:
     """The browser port's bounds on connections and time (``--web-limit NAME=VALUE`` overrides one;
     docs/SECURITY.md "Browser port" says which attack each one answers). The HTTP server (Granian,
-    :mod:`bigtwo.service.web_server`) enforces the first four; the port's own ASGI layer the rest."""
+    :mod:`bigtwo.service.web_server`) enforces the first four and the ping; the port's own ASGI layer
+    the body, the deadline and the idle time."""
 
     connections: int = 1024
     """Connections served at once per server process; more wait in the listen backlog, unaccepted,
@@ -87,6 +88,10 @@ class WebLimits:
     call_seconds: float = 3600.0
     """The longest deadline of a call on the browser port: a call (a stream above all) asking for
     none or a longer one gets this one, so a silent stream ends DEADLINE_EXCEEDED at it."""
+    idle_seconds: float = 60.0
+    """A connection (HTTP/2 above all: hyper has no idle timeout for it) with no call in flight and
+    none for this long is closed by the port itself (``service/web_idle.py``), so connections that
+    only answer pings cannot hold the places of :attr:`connections`."""
     ping_seconds: float = 30.0
     """An HTTP/2 connection is pinged this often and closed if a ping goes unanswered 20 s (a peer
     gone without closing)."""

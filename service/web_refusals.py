@@ -40,6 +40,7 @@ from typing import Any
 import grpc
 from connectrpc._protocol import HTTPError
 from connectrpc._protocol_grpc import GRPCServerProtocol, GRPCWebServerProtocol
+from connectrpc._server_async import _ResponseSender
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from connectrpc.server import ConnectASGIApplication
@@ -294,6 +295,17 @@ class ErrorModelApplication(ConnectASGIApplication[Hosting]):
                 protocol = _GRPC_WEB_ANSWER
         answered: bool = await super()._handle_error(exc, ctx, protocol, send)
         return answered
+
+    async def refuse(self, scope: Any, send: Any, refusal: ProtocolRefusal) -> None:
+        """Answer ``refusal`` to a request the port turns away before the runtime reads it (a
+        ``Host`` it does not answer), as the runtime's own early refusals are: counted and logged
+        as a call, in the request's protocol (by its content type)."""
+        call = WebCall(scope)
+        token = _CALL.set(call)
+        try:
+            await self._handle_error(refusal, None, None, _ResponseSender(send))
+        finally:
+            _CALL.reset(token)
 
 
 class TableOrRefusal:

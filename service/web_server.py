@@ -10,8 +10,10 @@ before this choice (docs/PERFORMANCE.md "Browser port under attack", docs/SERVIC
 
 What hyper bounds itself: HTTP/2 streams reset before the application took them (rapid reset,
 CVE-2023-44487: past 20 pending, the connection is closed with GOAWAY ENHANCE_YOUR_CALM), the
-CONTINUATION flood, the header read time and size. What :class:`EdgeGuard` bounds, before the
-Connect runtime sees a call: the ``Host`` header (DNS rebinding), a declared ``Content-Length``
+CONTINUATION flood, the header read time and size. What :mod:`bigtwo.service.web_idle` bounds: an
+idle connection (hyper has no idle timeout for HTTP/2). What :class:`EdgeGuard` bounds, before the
+Connect runtime sees a call: the ``Host`` header (DNS rebinding; a call from a foreign host is
+refused in its protocol's error model, a file ``421``), a declared ``Content-Length``
 over the message limit (refused before the body is read), the time a unary body may take, and the
 longest deadline (a silent stream ends at it)."""
 
@@ -29,18 +31,24 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import grpc
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 
-from .limits import WEB_LIMITS, WebLimits
+from .limits import WEB_LIMITS, WebLimits, quote
 from .servicer import SERVICE_NAME, Hosting
-from .web import WebConfig, WebGate, application
+from .web import WebConfig, WebGate, api_application, application
+from .web_idle import ConnectionActivity, IdleReaper, peer_of
+from .web_refusals import ProtocolRefusal
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
+Refuse = Callable[[Scope, Send, ProtocolRefusal], Awaitable[None]]
+"""Answers a refusal in the request's protocol, counted and logged as a call
+(:meth:`~bigtwo.service.web_refusals.ErrorModelApplication.refuse`)."""
 
 ENVELOPE_BYTES = 5
 """The prefix of an enveloped message (gRPC-Web, Connect streams): a flag byte and a length."""
@@ -114,20 +122,42 @@ class EdgeGuard:
     ConnectErrors raised where the Connect runtime reads the body, so each is answered in the call's
     own protocol (Connect error JSON, gRPC-Web trailers) by the runtime itself."""
 
-    def __init__(self, app: App, hosts: HostAllowlist, limits: WebLimits, max_message_bytes: int) -> None:
+    def __init__(
+        self,
+        app: App,
+        hosts: HostAllowlist,
+        limits: WebLimits,
+        max_message_bytes: int,
+        activity: ConnectionActivity | None = None,
+        refuse: Refuse | None = None,
+    ) -> None:
         self.app = app
+        self.refuse = refuse
         self.hosts = hosts
         self.limits = limits
         self.max_message_bytes = max_message_bytes
         self.api_prefix = f"/{SERVICE_NAME}/"
+        self.activity = activity if activity is not None else ConnectionActivity()
+        """Each connection's calls in flight, which the idle bound reads (``service/web_idle.py``)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        peer = peer_of(scope.get("client"))
+        if peer is None:
+            await self._guarded(scope, receive, send)
+            return
+        self.activity.begin(peer)
+        try:
+            await self._guarded(scope, receive, send)
+        finally:
+            self.activity.end(peer)
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         host = _header(scope, b"host") or ""
         if not self.hosts.allows(host):
-            await _plain(send, 421, f"this server does not answer for host {host[:80]!r} (see --web-host)\n")
+            await self._refuse_host(scope, send, host)
             return
         if not scope["path"].startswith(self.api_prefix) or scope.get("method") != "POST":
             await self.app(scope, receive, send)
@@ -143,6 +173,19 @@ class EdgeGuard:
         if content_type.startswith("application/grpc-web") and not streaming:
             send = _coalescing(send)
         await self.app(scope, receive, send)
+
+    async def _refuse_host(self, scope: Scope, send: Send, host: str) -> None:
+        """A ``Host`` not answered (DNS rebinding): a call (anything but a GET or HEAD of the
+        table's files) is refused ``PERMISSION_DENIED`` ``HOST_NOT_ALLOWED`` in its protocol,
+        logged and counted; a file, ``421 Misdirected Request`` as plain text."""
+        message = f"this server does not answer for host {quote(host)} (see --web-host)"
+        is_call = scope["path"].startswith(self.api_prefix) or scope.get("method") not in ("GET", "HEAD")
+        if is_call and self.refuse is not None:
+            await self.refuse(
+                scope, send, ProtocolRefusal(grpc.StatusCode.PERMISSION_DENIED, message, "HOST_NOT_ALLOWED")
+            )
+        else:
+            await _plain(send, 421, message + "\n")
 
     def _size_refusal(self, scope: Scope, streaming: bool) -> ConnectError | None:
         declared = _header(scope, b"content-length")
@@ -268,10 +311,11 @@ class GranianServer:
     module builds it, from a socket holder of the port's descriptor. ``granian`` is pinned in
     pyproject.toml for that reason; ``tests/test_web_edge.py`` exercises every setting used."""
 
-    def __init__(self, app: App, sock: socket.socket, limits: WebLimits) -> None:
+    def __init__(self, app: App, sock: socket.socket, limits: WebLimits, activity: ConnectionActivity) -> None:
         self.app = app
         self.sock = sock
         self.limits = limits
+        self.reaper = IdleReaper(activity, int(sock.getsockname()[1]), limits.idle_seconds)
         self._signal: Any = None
         self._finished: asyncio.Future[None] | None = None
 
@@ -332,12 +376,14 @@ class GranianServer:
             asgi._callback_wrapper(self.app, {"url_path_prefix": None}, {}, None)
         )
         worker.serve_async(futures._new_cbscheduler(loop, callback, impl_asyncio=True), loop, self._signal)
+        self.reaper.start()
 
     async def stop(self, seconds: float) -> None:
         """Stop accepting, let each connection finish its calls (HTTP/2 GOAWAY), and wait at most
         ``seconds`` for the last to end (the handlers end theirs at the drain's grace)."""
         if self._signal is None or self._finished is None:
             return
+        await self.reaper.stop()
         self._signal.set()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._finished), seconds)
@@ -359,7 +405,16 @@ class WebPort:
         self.sock = bind_socket(config.host, config.port, reuse_port=reuse_port)
         self.port = int(self.sock.getsockname()[1])
         self.hosts = HostAllowlist.of(config.hosts, config.host, self.port)
-        self.app = EdgeGuard(application(hosting, self.gate, config), self.hosts, self.limits, config.max_message_bytes)
+        self.activity = ConnectionActivity()
+        api = api_application(hosting, self.gate, config)
+        self.app = EdgeGuard(
+            application(hosting, self.gate, config, api),
+            self.hosts,
+            self.limits,
+            config.max_message_bytes,
+            self.activity,
+            refuse=api.refuse,
+        )
         self._server: GranianServer | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -367,7 +422,7 @@ class WebPort:
         self._stop_seconds = STOP_SECONDS
 
     async def start(self) -> None:
-        self._server = GranianServer(self.app, self.sock, self.limits)
+        self._server = GranianServer(self.app, self.sock, self.limits, self.activity)
         self._server.start()
 
     def start_thread(self) -> None:

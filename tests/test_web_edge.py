@@ -16,6 +16,7 @@ import h2.events
 import pytest
 import web_attacks as attack
 from bigtwo.service.limits import WEB_LIMITS
+from bigtwo.service.web_idle import ConnectionActivity
 from bigtwo.service.web_server import HostAllowlist, web_limits
 from service_support import ServerProcess, free_port
 
@@ -25,6 +26,7 @@ LIMITS = (
     ("call_seconds", "3"),
     ("connections", "8"),
     ("streams_per_connection", "16"),
+    ("idle_seconds", "2"),
 )
 RESETS = 20_000
 """Streams opened and reset in the test (``make fuzz`` and the measuring script send 100,000)."""
@@ -129,6 +131,37 @@ def test_connections_past_the_cap_wait_until_one_is_let_go(edge: Edge) -> None:
         assert status == 200, "not served once the held connections were timed out"
 
 
+def test_an_idle_http2_connection_that_answers_pings_is_closed(edge: Edge) -> None:
+    """An HTTP/2 connection that opens no stream (hyper has no idle timeout for it) is closed by
+    the port at ``idle_seconds`` (2 s here), though it answers every PING; so is one idle after a
+    call, while a connection with a call in flight is not (the silent stream's test)."""
+    took = attack.idle_http2(edge.port, 2 + SLACK)
+    assert took is not None and took >= 1.5, took
+    connection = attack.h2_client()
+    with socket.create_connection((attack.HOST, edge.port), timeout=10) as sock:
+        connection.initiate_connection()
+        connection.send_headers(1, [*attack.unary_headers(edge.port), ("content-length", "0")], end_stream=True)
+        sock.sendall(connection.data_to_send())
+        events, closed = attack._read_events(sock, connection, 1.0)
+        assert any(isinstance(event, h2.events.StreamEnded) for event in events), events
+        assert not closed
+        took = attack.seconds_until_closed(sock, 2 + SLACK)
+    assert took is not None and took >= 0.5, took
+
+
+def test_idle_http2_connections_at_the_cap_give_way(edge: Edge) -> None:
+    """8 idle HTTP/2 connections fill the cap of 8: a new client waits, and is served once the
+    port has closed them for idleness (Hypercorn's idle timeout did this; hyper's HTTP/2 does not)."""
+    with attack.idle_http2_connections(edge.port, 8) as held:
+        status, _ = attack.served_within(edge.port, 0.5)
+        assert status is None, "served past the cap"
+        status, _ = attack.served_within(edge.port, 2 + SLACK)
+        assert status == 200, "not served once the idle connections were closed"
+        # one may have waited unaccepted in the backlog (a place still held by an earlier test's
+        # connection): its idle time starts when it is taken
+        assert all(attack.seconds_until_closed(sock, 2 + SLACK) is not None for sock in held)
+
+
 def test_http2_streams_per_connection_are_capped(edge: Edge) -> None:
     assert attack.advertised_streams(edge.port) == 16
 
@@ -145,7 +178,8 @@ def test_a_silent_stream_ends_at_the_deadline_cap(edge: Edge) -> None:
 
 
 def test_a_foreign_host_is_refused_and_loopback_names_are_answered(edge: Edge) -> None:
-    """DNS rebinding: a page on another name that resolves to 127.0.0.1 sends its own name as Host."""
+    """DNS rebinding: a page on another name that resolves to 127.0.0.1 sends its own name as Host
+    (HTTP/1.1) or ``:authority`` (HTTP/2)."""
     for host in ("evil.example", f"evil.example:{edge.port}", f"127.0.0.1.evil.example:{edge.port}"):
         status, answer = attack.served_within(edge.port, 10, host)
         assert status == 421, (host, answer)
@@ -157,8 +191,10 @@ def test_a_foreign_host_is_refused_and_loopback_names_are_answered(edge: Edge) -
         connection.send_headers(1, attack.unary_headers(edge.port, authority="evil.example"), end_stream=True)
         sock.sendall(connection.data_to_send())
         events, _ = attack._read_events(sock, connection, 10)
+    # a call: refused in its protocol (Connect: PERMISSION_DENIED, HTTP 403; test_web_refusals.py
+    # reads each protocol's answer), the table's files 421
     statuses = [dict(event.headers).get(":status") for event in events if isinstance(event, h2.events.ResponseReceived)]
-    assert statuses == ["421"], events
+    assert statuses == ["403"], events
 
 
 def test_web_host_names_the_hosts_answered(tmp_path: Path) -> None:
@@ -208,3 +244,22 @@ def test_the_host_allowlist_defaults() -> None:
     named = HostAllowlist.of(("cards.example", "api.example:8443"), "127.0.0.1", 8080)
     assert named.allows("cards.example:1234") and named.allows("api.example:8443")
     assert not named.allows("api.example:8444") and not named.allows("127.0.0.1:8080")
+
+
+def test_connection_activity_counts_calls_not_frames() -> None:
+    """The idle rule on its own: a connection is idle when no call is in flight and none ended (or,
+    never having called, it was first seen) ``seconds`` ago; connections gone are forgotten."""
+    now = [100.0]
+    activity = ConnectionActivity(clock=lambda: now[0])
+    busy, quiet, fresh = ("127.0.0.1", 1), ("127.0.0.1", 2), ("127.0.0.1", 3)
+    activity.begin(busy)
+    activity.begin(quiet)
+    activity.end(quiet)
+    assert activity.idle([busy, quiet], 5) == []
+    now[0] += 5
+    assert activity.idle([busy, quiet, fresh], 5) == [quiet]  # fresh: first seen now
+    now[0] += 5
+    assert activity.idle([busy, fresh], 5) == [fresh]
+    assert quiet not in activity.last_active  # gone: forgotten
+    activity.end(busy)
+    assert activity.idle([busy], 5) == [] and busy not in activity.in_flight

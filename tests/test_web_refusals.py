@@ -6,11 +6,13 @@ stock ``h2`` package), 127.0.0.1 only, each read bounded in time."""
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import socket
 import struct
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +24,7 @@ import h2.events
 import pytest
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
+from google.rpc import error_details_pb2
 from service_support import ServerProcess, free_port
 
 pytestmark = pytest.mark.timeout(180)
@@ -37,6 +40,7 @@ GRPC_CODES = {
     0: "OK",
     3: "INVALID_ARGUMENT",
     4: "DEADLINE_EXCEEDED",
+    7: "PERMISSION_DENIED",
     8: "RESOURCE_EXHAUSTED",
     12: "UNIMPLEMENTED",
     13: "INTERNAL",
@@ -113,7 +117,7 @@ def http1(
 
 
 def http2(
-    port: int, method: str, path: str, headers: dict[str, str], body: bytes | None
+    port: int, method: str, path: str, headers: dict[str, str], body: bytes | None, authority: str | None = None
 ) -> tuple[int, dict[str, str], bytes, dict[str, str]]:
     """One request on a fresh HTTP/2 connection (prior knowledge), read until its stream ends."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=READ_SECONDS)
@@ -121,7 +125,12 @@ def http2(
         conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
         conn.initiate_connection()
         stream = conn.get_next_available_stream_id()
-        pseudo = [(":method", method), (":path", path), (":scheme", "http"), (":authority", f"127.0.0.1:{port}")]
+        pseudo = [
+            (":method", method),
+            (":path", path),
+            (":scheme", "http"),
+            (":authority", authority or f"127.0.0.1:{port}"),
+        ]
         conn.send_headers(stream, pseudo + list(headers.items()), end_stream=not body)
         if body:
             conn.send_data(stream, body, end_stream=True)
@@ -536,3 +545,39 @@ def test_the_server_still_answers_after_every_shape(server: tuple[ServerProcess,
         server[1], "POST", NAME_CARDS, CONNECT_JSON, b'{"ruleset":{"preset":"classic"},"cards":"9S 9H"}'
     )
     assert status == 200 and json.loads(body)["name"] == "Pair 9"
+
+
+def test_a_call_from_a_foreign_host_is_refused_in_its_protocol_counted_and_logged(
+    server: tuple[ServerProcess, int],
+) -> None:
+    """DNS rebinding: a call naming a ``Host`` (``:authority``) the port does not answer is
+    ``PERMISSION_DENIED`` with ``ErrorInfo`` ``HOST_NOT_ALLOWED``, in its own protocol (Connect
+    error JSON with Connect's 403; gRPC-Web trailers-only), logged and counted with its protocol;
+    the handler never runs. A file of the table is refused ``421`` (plain text)."""
+    process, port = server
+    before = _calls(process.metrics_port)
+    foreign = "evil.example"
+    status, headers, body = http1(port, "POST", NAME_CARDS, {**CONNECT_JSON, "Host": foreign}, b"{}")
+    answer = read_answer("connect-unary", status, headers, body, {})
+    assert (answer.code, answer.http_status) == ("PERMISSION_DENIED", 403), answer
+    detail = json.loads(body)["details"][0]
+    assert detail["type"] == "google.rpc.ErrorInfo", detail
+    info = error_details_pb2.ErrorInfo.FromString(base64.b64decode(detail["value"] + "=="))
+    assert info.reason == "HOST_NOT_ALLOWED", info
+    answer = read_answer("grpc-web", *http2(port, "POST", NAME_CARDS, GRPC_WEB, frame(REQUEST), authority=foreign))
+    assert answer.code == "PERMISSION_DENIED" and "evil.example" in urllib.parse.unquote(answer.message), answer
+    answer = read_answer("grpc-web", *http2(port, "POST", STREAM, GRPC_WEB, frame(b""), authority=foreign))
+    assert answer.code == "PERMISSION_DENIED", answer
+    assert http1(port, "GET", "/", {"Host": foreign}, None)[0] == 421
+    assert http1(port, "POST", NAME_CARDS, {**CONNECT_JSON, "Host": f"127.0.0.1:{port}"}, b"{}")[0] != 403
+    after = _calls(process.metrics_port)
+    for key, count in (
+        (("NameCards", "PERMISSION_DENIED", "connect"), 1),
+        (("NameCards", "PERMISSION_DENIED", "grpc_web"), 1),
+        (("PlayStream", "PERMISSION_DENIED", "grpc_web"), 1),
+    ):
+        assert after.get(key, 0) - before.get(key, 0) == count, (key, after.get(key), before.get(key))
+    lines = [json.loads(line) for line in process.log().splitlines() if line.startswith("{")]
+    refused = [line for line in lines if line.get("event") == "rpc" and line.get("code") == "PERMISSION_DENIED"]
+    assert {line.get("via") for line in refused} >= {"connect", "grpc-web"}, refused
+    assert all("evil.example" in line.get("error", "") for line in refused), refused
