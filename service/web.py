@@ -35,7 +35,6 @@ from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
 from connectrpc.server import Endpoint
 from google.protobuf import json_format
-from google.protobuf.message import Message
 from google.rpc import status_pb2
 from protobuf.wkt import Any as WireAny
 from starlette.applications import Starlette
@@ -50,7 +49,7 @@ from .callscope import STREAM, Undecodable, safe_deserializer, serializer
 from .errors import Shed, bad_field, to_rpc_status
 from .limits import LIMITS, WEB_LIMITS, WebLimits
 from .replay_page import replay_page
-from .servicer import SERVICE_NAME, UNARY, Hosting, StreamHandler, UnaryHandler
+from .servicer import SERVICE_NAME, UNARY, Hosting
 from .telemetry import CALLS
 from .web_refusals import VIA, ErrorModelApplication, TableOrRefusal, handler_started, protocol_of, refusal_of
 
@@ -87,7 +86,7 @@ class SerializedAnswer:
     as they are; JSON parses them with their class."""
 
     data: bytes
-    message_class: type[Message]
+    message_class: Any
 
 
 class BinaryCodec:
@@ -293,36 +292,36 @@ class WebGate:
 
 def endpoints(hosting: Hosting, gate: WebGate) -> dict[str, Any]:
     """``/bigtwo.v1.BigTwoService/<Method>`` -> the endpoint calling that method's aio handler."""
-    handlers = hosting.unary_handlers()
+    handlers = hosting.aio_handlers()
     table: dict[str, Any] = {}
     for name, (request_cls, response_cls, _) in UNARY.items():
         info = _method(name, request_cls, response_cls, StreamType.UNARY)
         table[f"/{SERVICE_NAME}/{name}"] = Endpoint.unary(info, _unary(name, handlers[name], response_cls, gate))
     stream_info = _method(STREAM, api.PlayStreamRequest, api.PlayStreamResponse, StreamType.BIDI_STREAM)
-    table[f"/{SERVICE_NAME}/{STREAM}"] = Endpoint.bidi_stream(stream_info, _stream(hosting.stream_handler(), gate))
+    table[f"/{SERVICE_NAME}/{STREAM}"] = Endpoint.bidi_stream(stream_info, _stream(handlers[STREAM], gate))
     return table
 
 
 def _unary(
-    name: str, handler: UnaryHandler, response_cls: type[Message], gate: WebGate
+    name: str, handler: Callable[..., Any], response_cls: Any, gate: WebGate
 ) -> Callable[[Any, RequestContext[Any, Any]], Any]:
     async def call(request: Any, context: RequestContext[Any, Any]) -> Any:
         web_context = WebCallContext(context)
         with gate.admitted(name, web_context.protocol, context):
             answer = await handler(request, web_context)
-        return SerializedAnswer(answer, response_cls) if isinstance(answer, bytes) else answer
+        return SerializedAnswer(answer, response_cls) if answer.__class__ is bytes else answer
 
     return call
 
 
 def _stream(
-    handler: StreamHandler, gate: WebGate
+    handler: Callable[..., AsyncIterator[Any]], gate: WebGate
 ) -> Callable[[AsyncIterator[Any], RequestContext[Any, Any]], AsyncIterator[Any]]:
     async def call(requests: AsyncIterator[Any], context: RequestContext[Any, Any]) -> AsyncIterator[Any]:
         web_context = WebCallContext(context)
         with gate.admitted(STREAM, web_context.protocol, context):
             async for answer in handler(web_context.requests_until_gone(requests), web_context):
-                yield SerializedAnswer(answer, api.PlayStreamResponse) if isinstance(answer, bytes) else answer
+                yield SerializedAnswer(answer, api.PlayStreamResponse) if answer.__class__ is bytes else answer
             web_context.raise_status()
 
     return call
