@@ -3,8 +3,11 @@ answered by the very handlers of the gRPC port.
 
 Browsers cannot speak gRPC (they cannot read HTTP/2 trailers), so ``bigtwo serve --web-port PORT``
 also serves the API through `connectrpc <https://github.com/connectrpc/connect-py>`_, the Connect
-project's own Python server (conformance-tested; it speaks Connect, gRPC-Web and gRPC), as an ASGI
-application run by Granian (:mod:`bigtwo.service.web_server`, which also holds the port's bounds).
+project's own Python server (conformance-tested), as an ASGI application run by Granian
+(:mod:`bigtwo.service.web_server`, which also holds the port's bounds). The runtime speaks gRPC too,
+but gRPC's status travels in HTTP/2 trailers, which Granian does not hand to ASGI applications, so
+on this port gRPC (``application/grpc``) is refused ``UNIMPLEMENTED`` ``GRPC_NOT_SERVED``
+(:mod:`bigtwo.service.web_refusals`): gRPC clients use the gRPC port.
 Each call goes to :class:`~bigtwo.service.servicer.Hosting`'s aio handler for its method, the same
 function the gRPC port calls, through :class:`WebCallContext`, which gives it the headers, the
 deadline and the way to end the call with a status. So the bearer token, the request id, the
@@ -160,8 +163,8 @@ class WebCallContext:
         handler_started()  # this call's scope counts it, not the runtime's refusals (web_refusals.py)
         self._context = context
         self.protocol = protocol_of(context.request_headers.get("content-type", ""))
-        """The protocol the call came by: its metrics' ``protocol`` label (``connect``, ``grpc_web``,
-        or ``grpc`` for ``application/grpc`` over HTTP/2)."""
+        """The protocol the call came by: its metrics' ``protocol`` label (``connect`` or
+        ``grpc_web``; gRPC is refused before a handler runs on this port)."""
         self.via = VIA[self.protocol]
         """The same, for its log line (``via``)."""
         self.code = grpc.StatusCode.OK

@@ -59,7 +59,7 @@ QUOTED_CHARS = 40
 """Longest piece of the request quoted back in a refusal (docs/SERVICE.md: 40 characters)."""
 CONTENT_TYPES = (
     "application/json, application/proto (Connect unary), application/connect+json, application/connect+proto "
-    "(Connect streams), application/grpc-web+proto, application/grpc-web+json, application/grpc (HTTP/2)"
+    "(Connect streams), application/grpc-web+proto, application/grpc-web+json (gRPC: the gRPC port)"
 )
 
 

@@ -396,8 +396,9 @@ def test_the_replay_link_of_a_finished_deal(web: Web, channel: grpc.Channel) -> 
 
 
 def test_one_http2_connection_serves_more_than_a_thousand_calls(web: Web) -> None:
-    """Hypercorn's default closes a connection after 1,000 requests, which an HTTP/2 client in the
-    middle of a call sees as a broken pipe; the port lifts it."""
+    """No cap on the requests one connection serves: a server that closes a connection after N
+    requests (Hypercorn, which served the port before Granian, did after 1,000) breaks an HTTP/2
+    client in the middle of a call, which sees a broken pipe."""
     client = web.client(ProtocolType.CONNECT, HTTPVersion.HTTP2, google_protobuf_binary_codec())
     name = method("NameCards", api.NameCardsRequest, api.NameCardsResponse)
     request = api.NameCardsRequest(ruleset=CLASSIC, cards="3D 3S")
@@ -475,8 +476,9 @@ def _envelope(message: bytes) -> bytes:
 
 def test_data_after_a_refused_stream_leaves_the_http2_connection_serving(web: Web) -> None:
     """A client still sending on a stream the service has already refused (ended early) must not
-    stop its HTTP/2 connection: a later stream on it is answered. (Hypercorn 0.18 raised KeyError
-    in the connection's reader for such late DATA, and every later call on it hung.)"""
+    stop its HTTP/2 connection: a later stream on it is answered. (A regression test from before
+    Granian: Hypercorn 0.18 raised KeyError in its reader for such late DATA and hung the
+    connection; hyper resets the answered stream and serves on.)"""
     connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
     host, port = web.base.removeprefix("http://").split(":")
     headers = _stream_headers(host, port)
@@ -558,10 +560,10 @@ def test_a_stream_message_over_the_limit_is_resource_exhausted(web: Web) -> None
 
 
 def test_a_stream_refused_while_the_client_still_sends_ends_and_frees_its_connection(web: Web) -> None:
-    """A stream refused at its first message while the client goes on sending (more than
-    Hypercorn's queue of 10) still ends on the server: the next stream on the same connection is
-    answered, not left waiting. (The call's last send used to wait on its own full queue forever,
-    keeping the call and its connection's objects.)"""
+    """A stream refused at its first message while the client goes on sending (more messages than
+    the HTTP server buffers) still ends on the server: the next stream on the same connection is
+    answered, not left waiting. (A regression test from before Granian: under Hypercorn, whose queue
+    held 10, the call's last send waited on its own full queue forever.)"""
     client = web.client(ProtocolType.CONNECT, HTTPVersion.HTTP2, google_protobuf_binary_codec())
     refused = api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(state_token=b"not a token")))
     moves = [api.PlayStreamRequest(move=api.StreamMove(move=pb.Move(index=i, text="pass"))) for i in range(30)]
