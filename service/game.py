@@ -101,9 +101,15 @@ class Game:
         self._bots = bots
         self._previous: DealState | PackedState | Deal | None = None
         self._last_move: LastMove | None = None
+        # The deal's current state as the token it came from held it; None once a move changed it.
         self._packed: PackedState | None = None
+        # The deal's public history, packed (``history.History``), up to ``_history_moves`` moves
+        # (-1: none read yet): play adds each move by one concatenation, so a token's game never
+        # reads its events back; a log's game reads it from its events once (public_history).
         self._history = b""
         self._history_moves = -1
+        # A token's state when it was loaded, and its history then: what events_so_far rebuilds
+        # the events before the deal's own from.
         self._loaded: DealState | None = None
         self._loaded_history = b""
         self._parts = wire.parts_for(ruleset)
