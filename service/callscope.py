@@ -15,7 +15,7 @@ import hmac
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, Protocol
 
 import grpc
@@ -65,21 +65,26 @@ class Undecodable:
 
 
 Metadata = Sequence[tuple[str, str | bytes]]
-"""A call's metadata: its invocation metadata as read, the trailing metadata it ends with."""
+"""The trailing metadata a call ends with."""
 
 
-class CallContext(Protocol):
-    """What the hosting uses of a call's context. The gRPC port's is ``grpc.aio.ServicerContext``;
-    the browser port's is :class:`~bigtwo.service.web.WebCallContext`, the same methods over an
-    HTTP request. A browser context also names its ``protocol`` and ``via``, read with ``getattr``."""
+class ScopeContext(Protocol):
+    """What a :class:`CallScope` reads of a call's context: its metadata, and whether the client
+    went. A browser port's context also names its ``protocol`` and ``via`` (read with ``getattr``)."""
 
-    def invocation_metadata(self) -> Metadata | None: ...
-
-    def time_remaining(self) -> float | None: ...
+    def invocation_metadata(self) -> Iterable[tuple[str, str | bytes]] | None: ...
 
     def cancelled(self) -> bool: ...
 
-    async def abort(self, code: grpc.StatusCode, details: str = "", trailing_metadata: Metadata = ()) -> None: ...
+
+class CallContext(ScopeContext, Protocol):
+    """What a handler uses of a call's context besides: its deadline and the ways to end it. The
+    gRPC port's is ``grpc.aio.ServicerContext``; the browser port's is
+    :class:`~bigtwo.service.web.WebCallContext`, the same methods over an HTTP request."""
+
+    def time_remaining(self) -> float | None: ...
+
+    async def abort(self, code: grpc.StatusCode, details: str, trailing_metadata: Metadata = ()) -> None: ...
 
     def set_code(self, code: grpc.StatusCode) -> None: ...
 
@@ -110,7 +115,7 @@ def undecodable(request: Undecodable, name: str) -> InvalidArgument:
     return bad_field("", f"the request is not a valid {name} message ({request.error})", reason="UNDECODABLE")
 
 
-def serializer(_cls: type[Message]) -> Callable[[Response], bytes]:
+def serializer(_cls: type[Message] | None = None) -> Callable[[Response], bytes]:
     """Responses are messages, or already serialized (a move's answer, :mod:`.wire`). Messages are
     serialized deterministically: map entries (a ruleset's options) in key order, so an answer is
     the same bytes on every replica and re-serializing it gives it back (tests/test_interop_decoders.py)."""
@@ -278,7 +283,7 @@ class CallScope:
 
     __slots__ = ("code", "context", "error", "host", "info", "method", "protocol", "request_id", "started", "tally")
 
-    def __init__(self, host: Host, method: str, context: CallContext, tally: StreamTally | None = None) -> None:
+    def __init__(self, host: Host, method: str, context: ScopeContext, tally: StreamTally | None = None) -> None:
         self.started = time.perf_counter()
         self.host = host
         self.method = method
@@ -391,7 +396,7 @@ class CallScope:
             )
 
 
-def _via(context: CallContext) -> dict[str, str]:
+def _via(context: ScopeContext) -> dict[str, str]:
     """A browser port's call names the protocol it came by in its log line (service/web.py)."""
     via = getattr(context, "via", None)
     return {} if via is None else {"via": via}
@@ -425,6 +430,7 @@ __all__ = [
     "OpenStreams",
     "Request",
     "Response",
+    "ScopeContext",
     "StreamTally",
     "Undecodable",
     "count_move",

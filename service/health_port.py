@@ -14,8 +14,6 @@ port, so a probe during the drain reads ``NOT_SERVING``.
 
 from __future__ import annotations
 
-from typing import Any
-
 import grpc
 from grpc_health.v1 import health_pb2_grpc
 
@@ -23,11 +21,11 @@ MAX_CALLS = 16
 """Health calls in flight on the port: a probe is one call; more are refused RESOURCE_EXHAUSTED."""
 
 
-def _options(reuse_port: bool) -> list[tuple[str, Any]]:
+def _options(reuse_port: bool) -> list[tuple[str, int]]:
     return [("grpc.so_reuseport", 1 if reuse_port else 0), ("grpc.max_receive_message_length", 1024)]
 
 
-def _bind(server: Any, host: str, port: int) -> int:
+def _bind(server: grpc.aio.Server, host: str, port: int) -> int:
     address = f"{host}:{port}"
     try:
         bound = server.add_insecure_port(address)
@@ -38,7 +36,9 @@ def _bind(server: Any, host: str, port: int) -> int:
     return int(bound)
 
 
-async def start_aio(host: str, port: int | None, servicer: Any, reuse_port: bool) -> tuple[grpc.aio.Server, int] | None:
+async def start_aio(
+    host: str, port: int | None, servicer: health_pb2_grpc.HealthServicer, reuse_port: bool
+) -> tuple[grpc.aio.Server, int] | None:
     """Serve ``servicer`` (the aio health servicer the main server uses) on ``host:port``; None when
     ``port`` is None (no health port)."""
     if port is None:

@@ -14,10 +14,11 @@ import os
 import signal
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, replace
 from multiprocessing.process import BaseProcess
-from typing import TYPE_CHECKING, Any, NamedTuple
+from types import FrameType
+from typing import TYPE_CHECKING, NamedTuple
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -28,7 +29,7 @@ from .health_port import start_aio as start_health_aio
 from .keys import KeyConfigError, load_keys
 from .limits import LIMITS
 from .offload import Offload
-from .servicer import AUTH_TOKEN_RULE, SERVICE_NAME, STREAM, UNARY, Hosting, ServiceCore, valid_auth_token
+from .servicer import AUTH_TOKEN_RULE, SERVICE_NAME, STREAM, UNARY, HostedCore, Hosting, ServiceCore, valid_auth_token
 from .telemetry import (
     CALLS,
     GRPC,
@@ -98,7 +99,7 @@ class ServerConfig:
     process (no extra processes, but they hold the interpreter lock the event loop needs)."""
 
 
-def grpc_options(cfg: ServerConfig, reuse_port: bool) -> list[tuple[str, Any]]:
+def grpc_options(cfg: ServerConfig, reuse_port: bool) -> list[tuple[str, int]]:
     return [
         ("grpc.so_reuseport", 1 if reuse_port else 0),
         ("grpc.max_receive_message_length", cfg.max_message_bytes),
@@ -110,7 +111,7 @@ def grpc_options(cfg: ServerConfig, reuse_port: bool) -> list[tuple[str, Any]]:
     ]
 
 
-def _bind(server: Any, cfg: ServerConfig) -> int:
+def _bind(server: grpc.aio.Server, cfg: ServerConfig) -> int:
     address = f"{cfg.host}:{cfg.port}"
     creds = server_credentials(cfg.tls_cert, cfg.tls_key, cfg.tls_client_ca)  # re-read when the files change
     try:
@@ -122,7 +123,7 @@ def _bind(server: Any, cfg: ServerConfig) -> int:
     return int(port)
 
 
-CoreFactory = Callable[[TokenCodec], Any]
+CoreFactory = Callable[[TokenCodec], HostedCore]
 
 DRAINING_DETAILS = "the server is draining (shutting down): call another replica"
 WEB_CLOSE_SECONDS = 1.0
@@ -148,7 +149,7 @@ class DrainGate(grpc.GenericRpcHandler):
         self.draining = False
         self.handler = self._refusing_handler()
 
-    def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler[Any, Any] | None:
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler[bytes, bytes] | None:
         if not self.draining:
             return None
         method: str = handler_call_details.method
@@ -160,9 +161,9 @@ class DrainGate(grpc.GenericRpcHandler):
         return self.handler
 
     @staticmethod
-    def _refusing_handler() -> grpc.RpcMethodHandler[Any, Any]:
+    def _refusing_handler() -> grpc.RpcMethodHandler[bytes, bytes]:
         # A stream-stream handler suits every kind of method: it ends the call without reading.
-        async def refuse(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        async def refuse(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
             await context.abort(grpc.StatusCode.UNAVAILABLE, DRAINING_DETAILS)
 
         return grpc.stream_stream_rpc_method_handler(refuse)
@@ -313,7 +314,7 @@ def run_aio(
 
 
 def _on_signals(callback: Callable[[], None]) -> None:
-    def handler(signum: int, frame: Any) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
         callback()
 
     signal.signal(signal.SIGTERM, handler)
@@ -381,8 +382,7 @@ def run_one(
         return 1
 
 
-def _worker_main(config: dict[str, Any]) -> None:
-    cfg = ServerConfig(**config)
+def _worker_main(cfg: ServerConfig) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent turns Ctrl-C into SIGTERM
     raise SystemExit(run_one(cfg, reuse_port=True))
 
@@ -424,7 +424,7 @@ def run_workers(cfg: ServerConfig) -> int:
     metrics_dir = tempfile.mkdtemp(prefix="bigtwo-metrics-")
     os.environ[MULTIPROC_ENV] = metrics_dir
     context = multiprocessing.get_context("spawn")
-    processes = [context.Process(target=_worker_main, args=(asdict(cfg),), daemon=False) for _ in range(cfg.workers)]
+    processes = [context.Process(target=_worker_main, args=(cfg,), daemon=False) for _ in range(cfg.workers)]
     for process in processes:
         process.start()
     if cfg.metrics_port:

@@ -13,19 +13,24 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent import futures
-from typing import Any
+from typing import Protocol, cast
 
 import grpc
 from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
+from google.protobuf.message import Message
 
 from .callscope import (
     MOVE_METHODS,
     NO_DEADLINE,
     STREAM,
+    CallContext,
     CallScope,
     OpenStreams,
+    Request,
+    Response,
     StreamTally,
     Undecodable,
     deadline_of,
@@ -48,7 +53,7 @@ from .telemetry import initialise, logger
 SERVICE_NAME = "bigtwo.v1.BigTwoService"
 
 # RPC name -> (request class, response class, Core method name)
-UNARY: dict[str, tuple[Any, Any, str]] = {
+UNARY: dict[str, tuple[type[Message], type[Message], str]] = {
     "ListPresets": (api.ListPresetsRequest, api.ListPresetsResponse, "list_presets"),
     "DescribeRuleset": (api.DescribeRulesetRequest, api.DescribeRulesetResponse, "describe_ruleset"),
     "Deal": (api.DealRequest, api.DealResponse, "deal"),
@@ -84,11 +89,36 @@ def valid_auth_token(token: str) -> bool:
     return len(token) >= 16 and token.isascii() and token.isprintable() and " " not in token
 
 
+class StreamHandling(Protocol):
+    """One PlayStream's session (:class:`~bigtwo.service.streams.StreamSession`, or the bench's)."""
+
+    def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse | bytes: ...
+
+
+class HostedCore(Protocol):
+    """What the hosting needs of a core beyond the methods :data:`UNARY` names (looked up by name):
+    a session for each stream. :class:`ServiceCore`, or the bench's no-op stand-in."""
+
+    def session(self, info: CallInfo) -> StreamHandling: ...
+
+
+class _GameRequest(Protocol):
+    """A request naming a game (``ApplyMove``, ``BotMove``...): what a placed call was loaded from."""
+
+    game: pb.Game
+
+
+UnaryHandler = Callable[[Request, CallContext], Awaitable[Response | None]]
+"""An RPC's handler: the request (or bytes that did not parse) and the call's context, to its answer."""
+StreamHandler = Callable[[AsyncIterator[Request], CallContext], AsyncIterator[Response]]
+"""PlayStream's handler: the requests as they come and the call's context, to the answers."""
+
+
 class Hosting:
     """Builds the generic handler for a server; ``core`` may be a no-op stand-in (bench)."""
 
     def __init__(
-        self, core: Any, *, auth_token: str | None = None, log_calls: bool = True, heavy: Offload | None = None
+        self, core: HostedCore, *, auth_token: str | None = None, log_calls: bool = True, heavy: Offload | None = None
     ) -> None:
         self.core = core
         self.heavy = heavy if heavy is not None else Offload.threads(core, default_workers(), DEFAULT_WAITING)
@@ -113,26 +143,26 @@ class Hosting:
         """PlayStream calls open in this process (the drain waits for them)."""
         return self.streams.count
 
-    def _placed_in_pool(self, scope: CallScope, request: Any) -> bool:
+    def _placed_in_pool(self, scope: CallScope, request: Message) -> bool:
         """Whether the call goes to the pool (its cost bound over the loop's budget); a call kept on
         the loop is handed the game loaded to place it."""
         placement = place(scope.method, request, self.core, scope.info)
         if placement.where is Where.POOL:
             return True
         if placement.game is not None:
-            scope.info.loaded = (request.game, placement.game)
+            scope.info.loaded = (cast(_GameRequest, request).game, placement.game)
         return False
 
-    def _offload(self, method: str, request: Any, request_id: str, deadline: float | None) -> futures.Future[Done]:
+    def _offload(self, method: str, request: Message, request_id: str, deadline: float | None) -> futures.Future[Done]:
         """Start a heavy call on :attr:`heavy` (RESOURCE_EXHAUSTED when too many are in flight)."""
         return self.heavy.submit(UNARY[method][2], request, request_id, deadline)
 
     # -- aio -------------------------------------------------------------------------------------
 
-    def _aio_unary(self, method: str, fn: Callable[[Any, CallInfo], Any], message_name: str) -> Callable[..., Any]:
+    def _aio_unary(self, method: str, fn: Callable[[Message, CallInfo], Response], message_name: str) -> UnaryHandler:
         bounded = method in BOUNDED
 
-        async def handler(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        async def handler(request: Request, context: CallContext) -> Response | None:
             scope = CallScope(self, method, context)
             try:
                 scope.begin()
@@ -161,13 +191,11 @@ class Hosting:
 
         return handler
 
-    def _aio_stream(self, method: str) -> Callable[..., Any]:
-        async def handler(
-            requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
-        ) -> AsyncIterator[Any]:
+    def _aio_stream(self, method: str) -> StreamHandler:
+        async def handler(requests: AsyncIterator[Request], context: CallContext) -> AsyncIterator[Response]:
             tally = StreamTally()
             scope = CallScope(self, method, context, tally)
-            request: Any = None
+            request: Request | None = None
             received = scope.started
             try:
                 scope.begin()
@@ -204,33 +232,34 @@ class Hosting:
 
     # -- the handler -----------------------------------------------------------------------------
 
-    def aio_handlers(self) -> dict[str, Callable[..., Any]]:
-        """RPC name -> its aio handler: what the gRPC port (aio mode) and the browser port call."""
-        handlers: dict[str, Callable[..., Any]] = {
+    def unary_handlers(self) -> dict[str, UnaryHandler]:
+        """RPC name -> its handler, for each unary RPC: what the gRPC port and the browser port call."""
+        return {
             name: self._aio_unary(name, getattr(self.core, attr), request_cls.DESCRIPTOR.name)
             for name, (request_cls, _, attr) in UNARY.items()
         }
-        handlers[STREAM] = self._aio_stream(STREAM)
-        return handlers
+
+    def stream_handler(self) -> StreamHandler:
+        """PlayStream's handler, for both ports."""
+        return self._aio_stream(STREAM)
 
     def generic_handler(self) -> grpc.GenericRpcHandler:
-        """The service's handlers for a grpc.aio server: each RPC's aio handler with its messages'
-        (de)serializers."""
-        aio_handlers = self.aio_handlers()
-        handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {
+        """The service's handlers for the grpc.aio server, each with its messages' (de)serializers."""
+        unary = self.unary_handlers()
+        handlers: dict[str, grpc.RpcMethodHandler[Request, Response]] = {
             name: grpc.unary_unary_rpc_method_handler(
-                aio_handlers[name],
+                unary[name],
                 request_deserializer=safe_deserializer(request_cls),
                 response_serializer=serializer(response_cls),
             )
             for name, (request_cls, response_cls, _) in UNARY.items()
         }
         handlers[STREAM] = grpc.stream_stream_rpc_method_handler(
-            aio_handlers[STREAM],
+            self.stream_handler(),
             request_deserializer=safe_deserializer(api.PlayStreamRequest),
             response_serializer=serializer(api.PlayStreamResponse),
         )
-        return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
+        return grpc.method_handlers_generic_handler(SERVICE_NAME, dict(handlers))
 
 
 ServiceCore = Core
@@ -247,10 +276,14 @@ __all__ = [
     "SLOW",
     "STREAM",
     "UNARY",
+    "HostedCore",
     "Hosting",
     "ServiceCore",
+    "StreamHandler",
+    "StreamHandling",
     "StreamSession",
     "TurnBatch",
+    "UnaryHandler",
     "Undecodable",
     "safe_deserializer",
     "serializer",

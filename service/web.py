@@ -38,6 +38,7 @@ from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
 from connectrpc.server import Endpoint
 from google.protobuf import json_format
+from google.protobuf.message import Message
 from google.rpc import status_pb2
 from protobuf.wkt import Any as WireAny
 from starlette.applications import Starlette
@@ -49,10 +50,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .callscope import STREAM, Undecodable, safe_deserializer, serializer
-from .errors import Shed, bad_field, to_rpc_status
+from .errors import Shed, Unimplemented, bad_field, to_rpc_status
 from .limits import LIMITS, WEB_LIMITS, WebLimits
 from .replay_page import replay_page
-from .servicer import SERVICE_NAME, UNARY, Hosting
+from .servicer import SERVICE_NAME, UNARY, Hosting, ServiceCore, StreamHandler, UnaryHandler
 from .telemetry import CALLS
 from .web_refusals import VIA, ErrorModelApplication, TableOrRefusal, handler_started, protocol_of, refusal_of
 
@@ -89,7 +90,7 @@ class SerializedAnswer:
     as they are; JSON parses them with their class."""
 
     data: bytes
-    message_class: Any
+    message_class: type[Message]
 
 
 class BinaryCodec:
@@ -295,36 +296,36 @@ class WebGate:
 
 def endpoints(hosting: Hosting, gate: WebGate) -> dict[str, Any]:
     """``/bigtwo.v1.BigTwoService/<Method>`` -> the endpoint calling that method's aio handler."""
-    handlers = hosting.aio_handlers()
+    handlers = hosting.unary_handlers()
     table: dict[str, Any] = {}
     for name, (request_cls, response_cls, _) in UNARY.items():
         info = _method(name, request_cls, response_cls, StreamType.UNARY)
         table[f"/{SERVICE_NAME}/{name}"] = Endpoint.unary(info, _unary(name, handlers[name], response_cls, gate))
     stream_info = _method(STREAM, api.PlayStreamRequest, api.PlayStreamResponse, StreamType.BIDI_STREAM)
-    table[f"/{SERVICE_NAME}/{STREAM}"] = Endpoint.bidi_stream(stream_info, _stream(handlers[STREAM], gate))
+    table[f"/{SERVICE_NAME}/{STREAM}"] = Endpoint.bidi_stream(stream_info, _stream(hosting.stream_handler(), gate))
     return table
 
 
 def _unary(
-    name: str, handler: Callable[..., Any], response_cls: Any, gate: WebGate
+    name: str, handler: UnaryHandler, response_cls: type[Message], gate: WebGate
 ) -> Callable[[Any, RequestContext[Any, Any]], Any]:
     async def call(request: Any, context: RequestContext[Any, Any]) -> Any:
         web_context = WebCallContext(context)
         with gate.admitted(name, web_context.protocol, context):
             answer = await handler(request, web_context)
-        return SerializedAnswer(answer, response_cls) if answer.__class__ is bytes else answer
+        return SerializedAnswer(answer, response_cls) if isinstance(answer, bytes) else answer
 
     return call
 
 
 def _stream(
-    handler: Callable[..., AsyncIterator[Any]], gate: WebGate
+    handler: StreamHandler, gate: WebGate
 ) -> Callable[[AsyncIterator[Any], RequestContext[Any, Any]], AsyncIterator[Any]]:
     async def call(requests: AsyncIterator[Any], context: RequestContext[Any, Any]) -> AsyncIterator[Any]:
         web_context = WebCallContext(context)
         with gate.admitted(STREAM, web_context.protocol, context):
             async for answer in handler(web_context.requests_until_gone(requests), web_context):
-                yield SerializedAnswer(answer, api.PlayStreamResponse) if answer.__class__ is bytes else answer
+                yield SerializedAnswer(answer, api.PlayStreamResponse) if isinstance(answer, bytes) else answer
             web_context.raise_status()
 
     return call
@@ -414,7 +415,10 @@ def _replay_route(hosting: Hosting) -> Callable[[Request], Any]:
         text = request.query_params.get("token", "")
         try:
             token = _token_of(text)
-            page = await asyncio.to_thread(replay_page, hosting.core, token)
+            core = hosting.core
+            if not isinstance(core, ServiceCore):  # a bench's stand-in core keeps no games to replay
+                raise Unimplemented("this server replays no deals", reason="NO_REPLAYS")
+            page = await asyncio.to_thread(replay_page, core, token)
         except Exception as exc:  # mapped as every call's errors are, then shown as text
             status, code = to_rpc_status(exc)
             return PlainTextResponse(status.details + "\n", status_code=HTTP_STATUS.get(code, 500))

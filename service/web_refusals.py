@@ -220,6 +220,9 @@ class RefusedContext:
     def is_active(self) -> bool:
         return True
 
+    def cancelled(self) -> bool:
+        return False
+
     def time_remaining(self) -> float | None:
         return None
 
@@ -240,6 +243,8 @@ def count_refusal(host: Host, call: WebCall, error: Exception) -> Exception:
         return error
     status = scope.failed(refusal_of(error, call))
     scope.end()
+    if status is None:  # only a call its client cancelled has no status to send
+        return error
     return connect_error(scope.code, status.details, status.trailing_metadata)
 
 
