@@ -1,6 +1,6 @@
 """The service's handlers as plain functions: request message in, response message out.
 
-No gRPC here: :mod:`bigtwo.service.servicer` hosts these on a sync or an aio server, maps errors
+No gRPC here: :mod:`bigtwo.service.servicer` hosts these on the grpc.aio server, maps errors
 (one place, :func:`bigtwo.service.errors.to_rpc_status`), logs and counts. Each handler converts
 the request, calls the engine, converts back. :class:`Core` holds the sixteen handlers and the named
 parts they call, each of which can be built alone: ``games`` loads the game a request names

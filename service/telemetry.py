@@ -86,14 +86,9 @@ MOVE_LATENCY = Histogram(
     ["method"],
     buckets=LATENCY_BUCKETS,
 )
-QUEUE = Histogram(
-    "bigtwo_queue_seconds",
-    "Sync mode: time a call waits for a thread of the pool before its handler runs, in seconds",
-    buckets=QUEUE_BUCKETS,
-)
 LOOP_LAG = Histogram(
     "bigtwo_event_loop_lag_seconds",
-    "aio mode: how late the event loop runs a timer, sampled every 50 ms, in seconds (the wait any "
+    "How late the event loop runs a timer, sampled every 50 ms, in seconds (the wait any "
     "call or stream message meets before its code runs)",
     buckets=QUEUE_BUCKETS,
 )

@@ -359,7 +359,7 @@ class IssuedTokens:
     Two generations of at most ``size`` entries each: when the newer is full it becomes the older
     and the older is dropped, so a token stays known for at least ``size`` issues after its own
     (a game's next call comes long before that). Lookups and inserts are single dictionary
-    operations, safe from the sync server's threads."""
+    operations, safe from the heavy calls' threads (``--heavy-kind thread``)."""
 
     __slots__ = ("newer", "older", "size")
 

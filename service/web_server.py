@@ -26,7 +26,6 @@ import ipaddress
 import logging
 import os
 import socket
-import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -395,8 +394,7 @@ STOP_SECONDS = 5.0
 
 class WebPort:
     """The browser port of one server process, beside its gRPC port: bound at once, served on the
-    event loop of the aio server (:meth:`start`) or on a loop of its own beside the sync server
-    (:meth:`start_thread`), drained and stopped with it."""
+    server's event loop (:meth:`start`), drained and stopped with it."""
 
     def __init__(self, hosting: Hosting, config: WebConfig, *, draining_message: str, reuse_port: bool) -> None:
         self.config = config
@@ -416,29 +414,10 @@ class WebPort:
             refuse=api.refuse,
         )
         self._server: GranianServer | None = None
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopped: asyncio.Event | None = None
-        self._stop_seconds = STOP_SECONDS
 
     async def start(self) -> None:
         self._server = GranianServer(self.app, self.sock, self.limits, self.activity)
         self._server.start()
-
-    def start_thread(self) -> None:
-        ready = threading.Event()
-
-        async def main() -> None:
-            self._loop = asyncio.get_running_loop()
-            self._stopped = asyncio.Event()
-            await self.start()
-            ready.set()
-            await self._stopped.wait()
-            await self.stop(self._stop_seconds)
-
-        self._thread = threading.Thread(target=asyncio.run, args=(main(),), name="bigtwo-web", daemon=True)
-        self._thread.start()
-        ready.wait()
 
     def drain(self) -> None:
         """New calls are refused UNAVAILABLE from now on; the table's files are still served."""
@@ -448,14 +427,6 @@ class WebPort:
         if self._server is not None:
             await self._server.stop(seconds)
             self._server = None
-        self.sock.close()
-
-    def stop_thread(self, seconds: float = STOP_SECONDS) -> None:
-        self._stop_seconds = seconds
-        if self._loop is not None and self._stopped is not None:
-            self._loop.call_soon_threadsafe(self._stopped.set)
-        if self._thread is not None:
-            self._thread.join(seconds + 1)
         self.sock.close()
 
 

@@ -93,7 +93,7 @@ def main() -> int:
         for sample in family.samples
         if sample.labels.get("method", "PlayStream") == "PlayStream" and sample.name.endswith(("_sum", "_count"))
     }
-    for name in ("bigtwo_move_duration_seconds", "bigtwo_queue_seconds", "bigtwo_event_loop_lag_seconds"):
+    for name in ("bigtwo_move_duration_seconds", "bigtwo_event_loop_lag_seconds"):
         observed = sums.get(f"{name}_count", 0.0)
         if observed:
             print(f"  {name}: {observed:.0f} observed, mean {sums[f'{name}_sum'] / observed * 1e3:.2f} ms")
