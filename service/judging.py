@@ -12,7 +12,7 @@ byte-for-byte the first answer; nothing is applied twice. Any other index is FAI
 
 from __future__ import annotations
 
-from bigtwo.engine import CardsPlayed, Refusal, mask_pretty, seat_ref
+from bigtwo.engine import CardsPlayed, Deal, Refusal, mask_pretty, seat_ref
 from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
@@ -55,18 +55,18 @@ class MoveJudge:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
 
-    def _index(self, game: Game, move: pb.Move, path: str, *, need_index: bool, bot_seat: bool) -> int:
+    def _index(self, game: Game, deal: Deal, move: pb.Move, path: str, need_index: bool, bot_seat: bool) -> int:
         """The move's index, once its seat and text pass the checks every judgement makes.
         ``bot_seat``: the service moves for one of a seat token's bot seats (PlayBots, which checked
         the seat against the token's bot seats), so the token's own seat is not required."""
-        deal = game.deal
         seat = move.seat
         if seat >= deal.players:
             cv.seat_from(seat, deal.players, f"{path}.seat")  # raises, naming the field
-        if game.viewer >= 0 and not bot_seat:
+        if not bot_seat and game.viewer >= 0:
             game.check_seat(seat, f"{path}.seat")
-        if len(move.text) > self.limits.card_text:
-            raise bad_field(f"{path}.text", f"at most {self.limits.card_text} characters")
+        most = self.limits.card_text
+        if len(move.text) > most:
+            raise bad_field(f"{path}.text", f"at most {most} characters")
         index = move.index
         if not index and not move.HasField("index"):  # a zero may be unset: only then ask protobuf
             index = _unset_index(deal.moves_made, path, need_index)
@@ -85,8 +85,9 @@ class MoveJudge:
     ) -> MoveResult:
         """Apply ``move`` to ``game`` with :meth:`Game.play` (an accepted move changes the game in
         place), or answer a resend of its last move with :meth:`Game.resend`."""
-        index = self._index(game, move, path, need_index=need_index, bot_seat=bot_seat)
-        if index != game.deal.moves_made:
+        deal = game.deal
+        index = self._index(game, deal, move, path, need_index, bot_seat)
+        if index != deal.moves_made:
             return self._resent(game, move, index, path, info)
         try:
             played = game.play(move.seat, move.text, keep_previous=keep_previous)
@@ -94,18 +95,19 @@ class MoveJudge:
             info.moves.append(("refused", refusal.reason.value))
             return MoveResult(wire.refusal_outcome(refusal), False, (), game, index)
         info.moves.append(("accepted", ""))
-        if game.deal.winner >= 0:
+        if deal.winner >= 0:
             info.deals_finished += 1
         return _result(played)
 
     def validate(self, game: Game, move: pb.Move, path: str, info: CallInfo, *, need_index: bool) -> MoveResult:
         """The judgement of a move checked but not applied (ValidateMove, a stream's validate_only)."""
-        index = self._index(game, move, path, need_index=need_index, bot_seat=False)
-        made = game.deal.moves_made
+        deal = game.deal
+        index = self._index(game, deal, move, path, need_index, False)
+        made = deal.moves_made
         if index != made:
             raise _wrong_index(path, index, made)
         try:
-            play = game.deal.verify_text(move.seat, move.text)
+            play = deal.verify_text(move.seat, move.text)
         except Refusal as refusal:
             info.moves.append(("refused", refusal.reason.value))
             return MoveResult(wire.refusal_outcome(refusal), False, (), game, index)
