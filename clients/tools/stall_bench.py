@@ -1,6 +1,6 @@
 """``python -m bigtwo.tools.stall_bench``: does one heavy call stall everybody else's game?
 
-The service runs on one event loop per process (``--mode aio``): a call whose handler computes for
+The service runs on one event loop per process (its one mode): a call whose handler computes for
 a long time on that loop delays every stream's move until it is done. This benchmark measures
 how much, from outside, against ``bigtwo serve`` started as a subprocess (nothing of the server
 package is imported here: the requests are built from the proto and the engine).
@@ -522,8 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--serve-args",
         default="",
-        help="extra arguments for bigtwo serve, e.g. '--workers 2', or '--mode sync --threads 96' (in sync mode "
-        "each open stream holds a thread: give more threads than --streams)",
+        help="extra arguments for bigtwo serve, e.g. '--workers 2' or '--heavy-kind thread'",
     )
     parser.add_argument("--json", default="", help="also write the JSON figures to this file")
     args = parser.parse_args(argv)
