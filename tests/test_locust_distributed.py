@@ -365,7 +365,7 @@ def test_fewer_requests_than_asked_fail_the_run(plain_replicas: list[ServerProce
     count in words; the same run with a reachable count exits 0."""
     env = plain_env(BIGTWO_TARGETS=plain_replicas[0].target)
     base = [locust_command(), "-f", str(LOCUSTFILE), "--headless", "--only-summary", "-u", "2", "-r", "2", "-t", "3s"]
-    for asked, expected in ((10**9, 1), (10, 0)):
+    for asked, expected in ((10**9, 1), (1, 0)):  # one request: reachable however loaded the machine is
         done = subprocess.run(
             [*base, "--min-requests", str(asked)],
             env=env,

@@ -134,7 +134,7 @@ def test_the_only_server_killed_then_resume_finishes_the_same_match(servers: lis
     server.start()
     server.wait_ready()
     child = resumed(command, tmp_path / "terminal.log")
-    child.expect("Resumed .*: 0 deal\\(s\\) finished; going on at deal 1")
+    child.expect("Resumed .*: 0 deals finished; going on at deal 1")
     play_out(child)
     done = read_replay(replay)
     assert audit_log(done).ok and done.result is not None and done.result.over

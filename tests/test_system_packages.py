@@ -70,8 +70,16 @@ def test_make_test_checks_the_system_packages_before_anything_it_installs() -> N
 def test_make_run_on_a_fresh_clone_says_what_it_installs_first(tmp_path: Path) -> None:
     """A fresh clone has no environment: ``make run``'s first lines say it is being created and
     installed (about half a minute here), before pip's own output."""
+    # Under `make test` the outer make's MAKEFLAGS/MAKELEVEL reach this make, which then prints
+    # "Entering directory": the plan is read as a newcomer's shell would run it.
+    env = {key: value for key, value in os.environ.items() if key not in {"MAKEFLAGS", "MAKELEVEL", "MFLAGS"}}
     plan = subprocess.run(
-        ["make", "-n", f"VENV={tmp_path / 'fresh'}", "run"], cwd=ROOT, capture_output=True, text=True, timeout=60
+        ["make", "--no-print-directory", "-n", f"VENV={tmp_path / 'fresh'}", "run"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     ).stdout.splitlines()
     assert plan[0].startswith("echo \"Creating the Python environment in "), plan[:3]
     assert any(line.startswith("echo \"Installing the service and the bigtwo command") for line in plan)

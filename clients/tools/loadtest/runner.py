@@ -217,8 +217,13 @@ def run_load(
     ]
     for child in children:
         child.start()
-    for _ in children:
-        ready.get(timeout=120)  # every child has imported grpc and the engine: start together
+    try:
+        _wait_ready(ready, children, time.monotonic() + 120)  # every child has imported grpc and the engine
+    except GeneratorLost:
+        for child in children:
+            child.kill()
+            child.join(timeout=10)
+        raise
     started = time.monotonic()
     go.set()
     live = _live(arrays, started) if progress else None
@@ -236,6 +241,28 @@ def run_load(
                 child.kill()
     merged.config = {**cfg.__dict__, "processes": processes}
     return merged
+
+
+def _wait_ready(ready: Any, children: list[Any], give_up: float) -> None:
+    """Wait until every child says it is ready, so that all start together. A child that ends
+    first (killed, crashed while importing) fails the run at once instead of leaving it waiting
+    for a word that never comes."""
+    waiting = len(children)
+    while waiting:
+        try:
+            ready.get(timeout=0.25)
+            waiting -= 1
+            continue
+        except queues.Empty:
+            pass
+        ended = [child.exitcode for child in children if child.exitcode is not None]
+        if ended:
+            raise GeneratorLost(
+                f"{len(ended)} load generator process(es) ended without reporting before the load started "
+                f"(exit codes {ended})"
+            )
+        if time.monotonic() > give_up:
+            raise GeneratorLost(f"{waiting} load generator process(es) did not start within 120 s")
 
 
 def _collect(merged: LoadResult, queue: Any, children: list[Any], stop: Any, give_up: float) -> None:
