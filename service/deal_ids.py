@@ -3,9 +3,13 @@
 Every answer's table names its deal (``TableState.deal_id``) so that a front end, a log line and an
 operator can tell deals apart. The name is neither the deal code, from which every hand follows,
 nor an unsalted digest of the hands, which a seat can search once it has seen enough cards: it is
-an HMAC-SHA256 of the deal's identity (the deal code's seed, or the explicit hands' digest) under a
-key derived from the service's signing secret. The same deal always gets the same name on every
-replica that shares the key ring, and without the secret no name can be tied to any cards.
+an HMAC-SHA256 of the deal's identity under a key derived from the service's signing secret. The
+identity is the deal code's seed, or for explicit hands 8 random bytes drawn when they were dealt and
+carried sealed in the token: never the hands' digest, since anyone may ask for any hands to be dealt
+and would read the name of each candidate (issue 33). The same deal (the same tokens) always gets the
+same name on every replica that shares the key ring; without the secret no name can be tied to any
+cards, and no call names a deal from cards the caller supplies. A game replayed from a log with
+explicit hands is dealt anew on each call and so gets a new name each time.
 
 Rotating the signing key renames deals: a deal in play when the new key starts signing shows a new
 ``deal_id`` from then on (docs/SECURITY.md).

@@ -63,7 +63,7 @@ class GameLoader:
                     raise bad_field(f"{path}explicit_deal.hands[{seat}]", f"at most {limits.card_text} characters")
             with at_field(f"{path}explicit_deal.hands"):
                 dealt = explicit_deal(list(hands), ruleset)
-            identity = explicit_identity(dealt.hands)
+            identity = explicit_identity(self.entropy(8))  # never a function of the hands
         else:
             if source == "deal_code":
                 if len(code_text) > limits.deal_code_text:

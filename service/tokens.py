@@ -11,7 +11,7 @@ which is compared with the clear head after decryption: the version and key id a
 as if they were associated data, without handing :mod:`cryptography` a second buffer, which costs
 more per call than five more bytes to encrypt (docs/PERFORMANCE.md). The body (all integers
 little-endian) holds the ruleset (fingerprint, preset, overrides), the deal's identity (deal code
-seed or a digest of the explicit hands), the face-up card, the :class:`~bigtwo.engine.DealState`
+seed or the random name drawn for explicit hands), the face-up card, the :class:`~bigtwo.engine.DealState`
 after the last move, for idempotent retries the state before the last move and that move, and the
 deal's public history (:class:`~bigtwo.service.history.History`): how it opened and every move made,
 so that a stream or call resumed from a token tells the deal's story so far as one resumed from the
@@ -101,11 +101,11 @@ def aead_key(key: bytes) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class DealIdentity:
-    """Which cards were dealt: a deal code's seed, or a digest of explicit hands."""
+    """Which cards were dealt: a deal code's seed, or a random name drawn when explicit hands were dealt."""
 
     explicit: bool
     value: int
-    """The 60-bit seed, or the first 8 bytes of the hands' digest as an integer."""
+    """The 60-bit seed, or the 8 random bytes drawn for an explicit deal, as an integer."""
     text: str
     """The deal code, or ``explicit:`` and 16 hex digits (what logs and TableState show)."""
 
@@ -529,6 +529,10 @@ def _identity(explicit: bool, value: int) -> DealIdentity:
     return DealIdentity(False, value, str(DealCode(value)))
 
 
-def explicit_identity(hands: tuple[int, ...]) -> DealIdentity:
-    digest = hashlib.sha256(b"".join(struct.pack("<Q", hand) for hand in hands)).digest()
-    return identity_of(True, int.from_bytes(digest[:8], "big"))
+def explicit_identity(nonce: bytes) -> DealIdentity:
+    """A new explicit-hand deal's identity: 8 random bytes drawn when it is dealt, never a digest of
+    its hands. Anyone may ask the service to deal any hands, so a name that followed from the hands
+    would let a seat test candidate hands against the name it was shown (issue 33)."""
+    if len(nonce) != 8:
+        raise ValueError("an explicit deal's identity is 8 random bytes")
+    return identity_of(True, int.from_bytes(nonce, "big"))

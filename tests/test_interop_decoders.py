@@ -113,11 +113,17 @@ class Corpus:
         )
         return bytes(call(request, timeout=30))
 
-    def unary(self, method: str, request: Message, what: str = "") -> Any:
-        """A call whose expected answer is the core's, built as messages in this process."""
+    def unary(self, method: str, request: Message, what: str = "", *, drawn_name: bool = False) -> Any:
+        """A call whose expected answer is the core's, built as messages in this process. With
+        ``drawn_name`` (explicit hands: their deal's name is drawn at random when dealt, so neither
+        process can foretell the other's) the name and the token that carries it are the server's."""
         response_type, name = UNARY[method][1], UNARY[method][2]
         data = self.raw(method, request)
         expected = getattr(self.core, name)(request, CallInfo())
+        if drawn_name:
+            answer = response_type.FromString(data)
+            assert answer.table.deal_id.startswith("d-") and answer.table.deal_id != expected.table.deal_id
+            expected.table.deal_id, expected.state_token = answer.table.deal_id, answer.state_token
         self.answers.append(Answer(what or method, method, data, expected))
         return response_type.FromString(data)
 
@@ -185,10 +191,11 @@ class Corpus:
                 )
         return token, deal, deal_id, middle, texts[:10]
 
-    def stream_from(self, game: pb.Game, deal: Deal, deal_id: str, code: str, view_seat: int | None) -> bytes:
+    def stream_from(self, game: pb.Game, deal: Deal, deal_id: str | None, code: str, view_seat: int | None) -> bytes:
         """Open a stream on ``game`` (``deal`` is its state: changed here) and play the deal to its
         end: some moves checked first (validate_only), a refused one now and then, a token with each
-        answer. Returns the last token."""
+        answer. ``deal_id`` None: a log of explicit hands, dealt anew under a name drawn when the
+        stream opens, which every later answer must repeat. Returns the last token."""
         ruleset = deal.ruleset
         opening = api.StreamOpen(game=game, state_tokens=True)
         if view_seat is not None:
@@ -196,7 +203,7 @@ class Corpus:
         requests = [api.PlayStreamRequest(open=opening)]
         opened = api.StreamOpened(
             deal_code=code if view_seat is None or deal.over else "",
-            table=reference_table(deal, deal_id, code),
+            table=reference_table(deal, deal_id or "", code),
             events=cv.events_to_pb(deal.events, ruleset, view_seat),
         )
         if view_seat is not None:
@@ -219,7 +226,7 @@ class Corpus:
                     index=index,
                     outcome=outcome,
                     events=[cv.event_to_pb(event, ruleset, view_seat) for event in events],
-                    table=reference_table(deal, deal_id, code),
+                    table=reference_table(deal, deal_id or "", code),
                 )
                 if view_seat is not None:
                     result.view.CopyFrom(cv.seat_view(deal, view_seat))
@@ -229,6 +236,10 @@ class Corpus:
         token = b""
         for data, want in zip(answers, expected, strict=True):
             parsed = api.PlayStreamResponse.FromString(data)
+            if deal_id is None:
+                deal_id = parsed.opened.table.deal_id
+                assert deal_id.startswith("d-")
+            want.table.deal_id = deal_id
             if isinstance(want, api.StreamOpened):
                 want.state_token, want.seat_token = parsed.opened.state_token, parsed.opened.seat_token
                 response = api.PlayStreamResponse(opened=want)
@@ -335,10 +346,10 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             built.stream_from(from_log, fresh, deal_id, code, 0 if view_seat is None else None)
         rules = pb.Ruleset(preset="hong-kong")
         request = api.DealRequest(ruleset=rules, explicit_deal=pb.ExplicitDeal(hands=DRAGON))
-        dealt = built.unary("Deal", request, "Deal dragon")
+        dealt = built.unary("Deal", request, "Deal dragon", drawn_name=True)
         dragon = Deal.start(cv.ruleset_from(rules, "ruleset"), explicit_deal(DRAGON, cv.ruleset_from(rules, "ruleset")))
         explicit = pb.Game(log=pb.GameLog(ruleset=rules, explicit_deal=pb.ExplicitDeal(hands=DRAGON)))
-        built.stream_from(explicit, dragon.clone(), dealt.table.deal_id, "", 1)
+        built.stream_from(explicit, dragon.clone(), None, "", 1)
         built.stream_from(pb.Game(state_token=dealt.state_token), dragon, dealt.table.deal_id, "", None)
         yield Run(built.answers, built.error())
     finally:
