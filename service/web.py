@@ -25,7 +25,7 @@ import asyncio
 import base64
 import binascii
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -49,7 +49,8 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .callscope import STREAM, Undecodable, safe_deserializer, serializer
+from .callscope import STREAM, Metadata, Undecodable, safe_deserializer, serializer
+from .callscope import Request as CallRequest
 from .errors import Shed, Unimplemented, bad_field, to_rpc_status
 from .limits import LIMITS, WEB_LIMITS, WebLimits
 from .replay_page import replay_page
@@ -188,7 +189,7 @@ class WebCallContext:
     def cancelled(self) -> bool:
         return self.gone
 
-    async def requests_until_gone(self, requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async def requests_until_gone(self, requests: AsyncIterator[CallRequest]) -> AsyncIterator[CallRequest]:
         """The stream's requests; a client that disconnects ends them as a cancelled gRPC call's
         end (the handler counts the call cancelled, not failed)."""
         try:
@@ -201,7 +202,7 @@ class WebCallContext:
                 raise refusal_of(error) from None
             self.gone = True
 
-    async def abort(self, code: grpc.StatusCode, details: str, trailing_metadata: Any = ()) -> None:
+    async def abort(self, code: grpc.StatusCode, details: str, trailing_metadata: Metadata = ()) -> None:
         raise connect_error(code, details, trailing_metadata, self._context)
 
     def set_code(self, code: grpc.StatusCode) -> None:
@@ -210,7 +211,7 @@ class WebCallContext:
     def set_details(self, details: str) -> None:
         self.details = details
 
-    def set_trailing_metadata(self, trailing_metadata: Sequence[tuple[str, str | bytes]]) -> None:
+    def set_trailing_metadata(self, trailing_metadata: Metadata) -> None:
         self.trailing_metadata = trailing_metadata
 
     def raise_status(self) -> None:
@@ -220,7 +221,10 @@ class WebCallContext:
 
 
 def connect_error(
-    code: grpc.StatusCode, details: str, trailing_metadata: Any, context: RequestContext[Any, Any] | None = None
+    code: grpc.StatusCode,
+    details: str,
+    trailing_metadata: Metadata | None,
+    context: RequestContext[Any, Any] | None = None,
 ) -> ConnectError:
     """A status as :func:`~bigtwo.service.errors.to_rpc_status` made it, as a Connect error: the
     same code, message and google.rpc details (ErrorInfo, BadRequest, RetryInfo); its other
@@ -308,8 +312,8 @@ def endpoints(hosting: Hosting, gate: WebGate) -> dict[str, Any]:
 
 def _unary(
     name: str, handler: UnaryHandler, response_cls: type[Message], gate: WebGate
-) -> Callable[[Any, RequestContext[Any, Any]], Any]:
-    async def call(request: Any, context: RequestContext[Any, Any]) -> Any:
+) -> Callable[[CallRequest, RequestContext[Any, Any]], Awaitable[Message | SerializedAnswer | None]]:
+    async def call(request: CallRequest, context: RequestContext[Any, Any]) -> Message | SerializedAnswer | None:
         web_context = WebCallContext(context)
         with gate.admitted(name, web_context.protocol, context):
             answer = await handler(request, web_context)
@@ -320,8 +324,10 @@ def _unary(
 
 def _stream(
     handler: StreamHandler, gate: WebGate
-) -> Callable[[AsyncIterator[Any], RequestContext[Any, Any]], AsyncIterator[Any]]:
-    async def call(requests: AsyncIterator[Any], context: RequestContext[Any, Any]) -> AsyncIterator[Any]:
+) -> Callable[[AsyncIterator[CallRequest], RequestContext[Any, Any]], AsyncIterator[Message | SerializedAnswer]]:
+    async def call(
+        requests: AsyncIterator[CallRequest], context: RequestContext[Any, Any]
+    ) -> AsyncIterator[Message | SerializedAnswer]:
         web_context = WebCallContext(context)
         with gate.admitted(STREAM, web_context.protocol, context):
             async for answer in handler(web_context.requests_until_gone(requests), web_context):
