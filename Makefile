@@ -15,7 +15,7 @@ TOOLS  := .tools
 SHARED  ?= ../shared
 VECTORS := tests/vectors
 
-.PHONY: chromium prometheus system-packages node-deps ts-deps ts-proto ts-table buf-breaking api-baseline venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
+.PHONY: chromium prometheus redis system-packages node-deps ts-deps ts-proto ts-table buf-breaking api-baseline venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
 
 # venv: everything the tests, linters, benches and fuzzer need (the [dev] extra, which holds every other);
 # venv-runtime: only what make run needs: the bigtwo command with its server and the browser port
@@ -49,9 +49,12 @@ chromium:
 # Debian's prometheus and promtool for the alert-rule and live-scrape tests (tests/test_prometheus_*.py).
 prometheus:
 	@$(SYSTEM_PACKAGES) prometheus
+# Debian's redis-server for the spent-token ledger's tests (tests/test_token_ledger.py, docs/SECURITY.md).
+redis:
+	@$(SYSTEM_PACKAGES) redis
 # All of them at once (one apt step), and Node.js with npm for the npm steps below.
 system-packages:
-	@$(SYSTEM_PACKAGES) chromium prometheus node
+	@$(SYSTEM_PACKAGES) chromium prometheus redis node
 
 run: venv-runtime
 	$(BIGTWO) run

@@ -100,6 +100,13 @@ class Unauthenticated(ServiceError):
     code = grpc.StatusCode.UNAUTHENTICATED
 
 
+class Unavailable(ServiceError):
+    """A store the answer depends on cannot be reached (the spent-token ledger in fail-closed mode,
+    :mod:`bigtwo.service.ledger`): nothing was applied, and the same request may succeed later."""
+
+    code = grpc.StatusCode.UNAVAILABLE
+
+
 class Unimplemented(ServiceError):
     """A request the server does not speak: on the browser port, a method, HTTP method, content
     type, compression or HTTP version it does not serve (:mod:`bigtwo.service.web_refusals`)."""

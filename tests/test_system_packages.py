@@ -63,7 +63,7 @@ def test_make_test_checks_the_system_packages_before_anything_it_installs() -> N
     plan = subprocess.run(
         ["make", "-n", "-W", "pyproject.toml", "test"], cwd=ROOT, capture_output=True, text=True, timeout=60
     ).stdout
-    assert "system_packages.sh chromium prometheus node" in plan
+    assert "system_packages.sh chromium prometheus redis node" in plan
     assert "apt-get" not in plan  # only through the script, which speaks first
 
 
@@ -97,5 +97,5 @@ def test_the_readme_names_what_make_test_needs() -> None:
         if (engines := package.get("engines")) and str(engines.get("node", "")).startswith(">=")
     }
     assert f"Node ≥ {max(wanted)}" in readme and "Node.js 20 or later" in readme
-    for package in ("chromium", "fonts-dejavu-core", "prometheus"):
+    for package in ("chromium", "fonts-dejavu-core", "prometheus", "redis-server"):
         assert f"`{package}`" in readme

@@ -41,6 +41,7 @@ EXTRA_OF_MODULE: Mapping[str, str] = {
     "distributed": "distributed",
     "fsspec": "distributed",
     "locust": "load",
+    "redis": "ledger",  # the spent-token ledger (bigtwo serve --token-ledger)
     "numpy": "dev",
 }
 

@@ -1,0 +1,167 @@
+"""The spent-token ledger (issue 33, item 3): forks refused where the operator asks for it.
+
+The service is stateless: a token stays valid after newer ones exist, so a device that keeps an old
+token can try a move, see what follows, and go back. With ``--token-ledger redis://HOST:PORT/DB`` every
+replica records, in one shared Redis, each token a move was applied from, with that move:
+
+- the first move from a token is recorded (``SET key move NX GET EX ttl``: one round trip, atomic,
+  so of two replicas given two moves at the same time exactly one wins);
+- the same move again from the same token is a retry after a lost answer and is answered again (the
+  answer follows from the token and the move alone: tokens are deterministic, so the retry's answer
+  is byte for byte the first one, and only the move needs keeping);
+- any other move from a spent token is ``FAILED_PRECONDITION`` with reason ``TOKEN_SPENT``.
+
+The key is a 16-byte BLAKE2b digest of the token (never the token, which would let whoever reads
+Redis resume the game), the value the move's few bytes, and each entry expires after ``ttl``
+seconds. When Redis cannot be reached the operator's mode decides: ``fail-closed`` refuses the move
+(``UNAVAILABLE``), ``fail-open`` applies it unrecorded and counts it. Needs Redis 7.0 or later (SET
+with both NX and GET). The ``redis`` package is imported only when a ledger is configured.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from .errors import FailedPrecondition, Unavailable
+
+KEY_PREFIX = b"bigtwo:spent:"
+DEFAULT_TTL_S = 86_400
+"""A day: longer than any deal is played, so a spent token stays spent while it could matter."""
+TIMEOUT_S = 0.5
+"""How long one ledger call may take before Redis counts as unreachable (a loopback or in-zone
+round trip is well under a millisecond)."""
+
+
+class LedgerConfigError(ValueError):
+    """A ledger URL, TTL or mode the server cannot use: it refuses to start."""
+
+
+class LedgerMode(enum.Enum):
+    FAIL_CLOSED = "fail-closed"
+    """Redis unreachable: moves from tokens are refused (UNAVAILABLE); no fork can slip through."""
+    FAIL_OPEN = "fail-open"
+    """Redis unreachable: moves are applied unrecorded and counted; play goes on, forks are possible."""
+
+
+class Verdict(enum.Enum):
+    FIRST = "first"
+    """The token was unspent: now it is spent with this move."""
+    RETRY = "retry"
+    """The token was spent with this same move: answer it again."""
+    UNCHECKED = "unchecked"
+    """Redis unreachable in fail-open mode: applied without a record."""
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerConfig:
+    url: str
+    ttl_s: int = DEFAULT_TTL_S
+    mode: LedgerMode = LedgerMode.FAIL_CLOSED
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.url)
+        if parts.scheme != "redis" or not parts.hostname:
+            raise LedgerConfigError(f"--token-ledger {self.url!r}: expected redis://HOST:PORT/DB")
+        try:
+            port = parts.port
+        except ValueError:
+            raise LedgerConfigError(f"--token-ledger {self.url!r}: the port is not a number") from None
+        if port is None:
+            raise LedgerConfigError(f"--token-ledger {self.url!r}: name the port (redis://HOST:6379/0)")
+        database = parts.path.strip("/") or "0"
+        if not database.isdigit():
+            raise LedgerConfigError(f"--token-ledger {self.url!r}: the database is a number (/0)")
+        if not 1 <= self.ttl_s <= 30 * 86_400:
+            raise LedgerConfigError(f"--token-ledger-ttl {self.ttl_s}: between 1 second and 30 days")
+
+
+def token_key(token: bytes) -> bytes:
+    """The ledger's key for a token: a digest, so Redis never holds a usable token."""
+    return KEY_PREFIX + hashlib.blake2b(token, digest_size=16).digest()
+
+
+def move_record(seat: int, index: int, is_pass: bool, mask: int) -> bytes:
+    """What the ledger keeps of a move: enough to tell a retry from another move."""
+    return b"%d:%d:%s" % (seat, index, b"pass" if is_pass else b"%x" % mask)
+
+
+class TokenLedger:
+    """One server's handle on the shared ledger. Its counters feed the metrics and the health check."""
+
+    def __init__(self, config: LedgerConfig, client: Any | None = None) -> None:
+        self.config = config
+        if client is None:
+            from redis import asyncio as aioredis  # only when a ledger is configured
+
+            client = aioredis.Redis.from_url(
+                config.url, socket_timeout=TIMEOUT_S, socket_connect_timeout=TIMEOUT_S, retry_on_timeout=False
+            )
+        self._client = client
+        self.reachable = True
+        """False from a failed call until the next call that succeeds (the health check's word)."""
+        self.recorded = 0
+        self.retries = 0
+        self.refused = 0
+        self.unchecked = 0
+        """Moves applied without a record because Redis was unreachable (fail-open)."""
+
+    async def spend(self, token: bytes, move: bytes) -> Verdict:
+        """Record ``token`` as spent with ``move``; raises FailedPrecondition (TOKEN_SPENT) when it was
+        spent with another move, Unavailable when Redis is unreachable in fail-closed mode."""
+        from redis.exceptions import RedisError
+
+        try:
+            held = await self._client.set(token_key(token), move, nx=True, get=True, ex=self.config.ttl_s)
+        except (RedisError, OSError, TimeoutError) as exc:
+            self.reachable = False
+            if self.config.mode is LedgerMode.FAIL_OPEN:
+                self.unchecked += 1
+                return Verdict.UNCHECKED
+            raise Unavailable(
+                "the spent-token ledger cannot be reached, so no move is applied from a token until it is "
+                "back (the server runs with --token-ledger-mode fail-closed); try again shortly",
+                reason="TOKEN_LEDGER_UNAVAILABLE",
+                metadata={"error": type(exc).__name__},
+            ) from None
+        self.reachable = True
+        if held is None:
+            self.recorded += 1
+            return Verdict.FIRST
+        if held == move:
+            self.retries += 1
+            return Verdict.RETRY
+        self.refused += 1
+        raise FailedPrecondition(
+            "this state token is spent: another move was already applied from it, so it cannot be played "
+            "again (only the same move may be resent); continue from the newest token",
+            reason="TOKEN_SPENT",
+        )
+
+    async def ping(self) -> bool:
+        """Whether Redis answers now (the health check); updates :attr:`reachable`."""
+        from redis.exceptions import RedisError
+
+        try:
+            self.reachable = bool(await self._client.ping())
+        except (RedisError, OSError, TimeoutError):
+            self.reachable = False
+        return self.reachable
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+
+__all__ = [
+    "DEFAULT_TTL_S",
+    "LedgerConfig",
+    "LedgerConfigError",
+    "LedgerMode",
+    "TokenLedger",
+    "Verdict",
+    "move_record",
+    "token_key",
+]
