@@ -24,6 +24,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from .admission import CappedHandlers, backstop, pending_options
 from .container import read_budget, size
 from .health_port import start_aio as start_health_aio
 from .keys import KeyConfigError, load_keys
@@ -108,6 +109,7 @@ def grpc_options(cfg: ServerConfig, reuse_port: bool) -> list[tuple[str, int]]:
         ("grpc.keepalive_timeout_ms", 20_000),
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
         ("grpc.keepalive_permit_without_calls", 1),
+        *pending_options(cfg.max_concurrent_rpcs),
     ]
 
 
@@ -255,10 +257,13 @@ async def _run_aio(
 ) -> int:
     hosting = _setup(cfg, make_core)
     server = grpc.aio.server(
-        options=grpc_options(cfg, reuse_port), maximum_concurrent_rpcs=cfg.max_concurrent_rpcs or None
+        options=grpc_options(cfg, reuse_port), maximum_concurrent_rpcs=backstop(cfg.max_concurrent_rpcs)
     )
     gate = DrainGate()
-    server.add_generic_rpc_handlers((gate, hosting.generic_handler()))
+    service: grpc.GenericRpcHandler = hosting.generic_handler()
+    if cfg.max_concurrent_rpcs:  # our cap answers overload (a shed); gRPC's limit is a backstop above it
+        service = CappedHandlers(service, cfg.max_concurrent_rpcs)
+    server.add_generic_rpc_handlers((gate, service))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
