@@ -7,8 +7,9 @@ of its request and a move carries its index, so sending one again never applies 
 ``RESOURCE_EXHAUSTED``, which the service answers two ways (:mod:`bigtwo.service.errors`): a shed
 (refused for load) carries gRPC's retry pushback with the delay to wait, and a request over a limit
 carries a pushback of ``-1``, which tells a gRPC client not to retry it at all (gRPC's A6 retry
-design). gRPC's own cap on calls in flight (``--max-concurrent-rpcs``) refuses without a pushback:
-those are retried with the policy's backoff.
+design). The cap on calls in flight (``--max-concurrent-rpcs``) is a shed too
+(:mod:`bigtwo.service.admission`); only gRPC's own limit, a backstop far above it, refuses without
+a pushback: those are retried with the policy's backoff.
 """
 
 from __future__ import annotations

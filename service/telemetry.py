@@ -106,9 +106,10 @@ SERVING = Gauge(
     multiprocess_mode="livesum",
 )
 SHED_REASONS = ("HEAVY_CALLS_BUSY", "HEAVY_WORKER_LOST", "CALLS_BUSY")
-"""Why a call is refused for load (``errors.Shed``): the heavy-call pool full, a worker lost, the
-browser port at its cap of calls. gRPC's own cap (``--max-concurrent-rpcs``) refuses in its core,
-before any handler: it is counted nowhere here (clients see it)."""
+"""Why a call is refused for load (``errors.Shed``): the heavy-call pool full, a worker lost, either
+port at its cap of calls (``--max-concurrent-rpcs``, :mod:`bigtwo.service.admission`). gRPC's own
+limit, a backstop far above that cap, refuses in its core, before any handler: it is counted
+nowhere here (clients see it)."""
 SHEDS = Counter(
     "bigtwo_shed_total",
     "Calls refused for load (RESOURCE_EXHAUSTED with a RetryInfo: worth sending again shortly), by reason",
