@@ -20,13 +20,20 @@ with both NX and GET). The ``redis`` package is imported only when a ledger is c
 
 from __future__ import annotations
 
+import asyncio
 import enum
+import functools
 import hashlib
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
+
+from .convert import mask_from
 from .errors import FailedPrecondition, Unavailable
+from .game import CallInfo
 
 KEY_PREFIX = b"bigtwo:spent:"
 DEFAULT_TTL_S = 86_400
@@ -89,6 +96,23 @@ def move_record(seat: int, index: int, is_pass: bool, mask: int) -> bytes:
     return b"%d:%d:%s" % (seat, index, b"pass" if is_pass else b"%x" % mask)
 
 
+@functools.cache
+def _metrics() -> tuple[Any, Any]:
+    """The ledger's gauge and counter, registered once a ledger is made (never without one)."""
+    from prometheus_client import Counter, Gauge
+
+    reachable = Gauge(
+        "bigtwo_token_ledger_reachable", "1 while the spent-token ledger (Redis) answers, 0 while not", ["mode"]
+    )
+    moves = Counter(
+        "bigtwo_token_ledger_moves_total",
+        "Moves from state tokens checked by the ledger: first, retry, spent (refused TOKEN_SPENT), "
+        "unavailable (refused, fail-closed) or unchecked (applied unrecorded, fail-open)",
+        ["verdict"],
+    )
+    return reachable, moves
+
+
 class TokenLedger:
     """One server's handle on the shared ledger. Its counters feed the metrics and the health check."""
 
@@ -108,6 +132,15 @@ class TokenLedger:
         self.refused = 0
         self.unchecked = 0
         """Moves applied without a record because Redis was unreachable (fail-open)."""
+        reachable, self._moves = _metrics()
+        self._reachable = reachable.labels(config.mode.value)
+        self._reachable.set(1)
+
+    def _seen(self, up: bool, verdict: str = "") -> None:
+        self.reachable = up
+        self._reachable.set(1 if up else 0)
+        if verdict:
+            self._moves.labels(verdict).inc()
 
     async def spend(self, token: bytes, move: bytes) -> Verdict:
         """Record ``token`` as spent with ``move``; raises FailedPrecondition (TOKEN_SPENT) when it was
@@ -117,23 +150,26 @@ class TokenLedger:
         try:
             held = await self._client.set(token_key(token), move, nx=True, get=True, ex=self.config.ttl_s)
         except (RedisError, OSError, TimeoutError) as exc:
-            self.reachable = False
             if self.config.mode is LedgerMode.FAIL_OPEN:
+                self._seen(False, "unchecked")
                 self.unchecked += 1
                 return Verdict.UNCHECKED
+            self._seen(False, "unavailable")
             raise Unavailable(
                 "the spent-token ledger cannot be reached, so no move is applied from a token until it is "
                 "back (the server runs with --token-ledger-mode fail-closed); try again shortly",
                 reason="TOKEN_LEDGER_UNAVAILABLE",
                 metadata={"error": type(exc).__name__},
             ) from None
-        self.reachable = True
         if held is None:
+            self._seen(True, "first")
             self.recorded += 1
             return Verdict.FIRST
         if held == move:
+            self._seen(True, "retry")
             self.retries += 1
             return Verdict.RETRY
+        self._seen(True, "spent")
         self.refused += 1
         raise FailedPrecondition(
             "this state token is spent: another move was already applied from it, so it cannot be played "
@@ -146,22 +182,75 @@ class TokenLedger:
         from redis.exceptions import RedisError
 
         try:
-            self.reachable = bool(await self._client.ping())
+            up = bool(await self._client.ping())
         except (RedisError, OSError, TimeoutError):
-            self.reachable = False
-        return self.reachable
+            up = False
+        self._seen(up)
+        return up
 
     async def close(self) -> None:
         await self._client.aclose()
 
 
+def record_of(move: pb.Move) -> bytes:
+    """The ledger's record of an applied ``ApplyMove`` move, its cards read as the judge read them
+    (``3S 3D`` and ``3D 3S`` are one move)."""
+    text = move.text.strip()
+    if text.lower() == "pass":
+        return move_record(move.seat, move.index, True, 0)
+    return move_record(move.seat, move.index, False, mask_from(text, "move.text"))
+
+
+async def spend_applied(ledger: TokenLedger, request: api.ApplyMoveRequest, info: CallInfo) -> None:
+    """After ``ApplyMove`` judged its move: a move applied from a state token spends that token. A
+    refused move changed nothing and a resend of a move already in the token (``duplicate``) is
+    answered from it, so neither is recorded."""
+    token = request.game.state_token
+    if token and info.moves and info.moves[-1][0] == "accepted":
+        await ledger.spend(token, record_of(request.move))
+
+
+def ledger_from(url: str, ttl_s: int, mode: str) -> TokenLedger | None:
+    """The server's ledger for ``--token-ledger`` (None without one: nothing is imported)."""
+    if not url:
+        return None
+    try:
+        chosen = LedgerMode(mode)
+    except ValueError:
+        raise LedgerConfigError(f"--token-ledger-mode {mode!r}: fail-closed or fail-open") from None
+    return TokenLedger(LedgerConfig(url, ttl_s, chosen))
+
+
+HEALTH_NAME = "bigtwo.v1.TokenLedger"
+"""The health service name that says whether the ledger answers (SERVING) or not (NOT_SERVING); the
+service's own name stays SERVING either way, so a load balancer does not drop every replica at once
+when Redis goes: fail-closed refuses the moves, fail-open counts them."""
+WATCH_S = 1.0
+
+
+async def watch(ledger: TokenLedger, health_servicer: Any) -> None:
+    """Keeps :data:`HEALTH_NAME` and the reachability gauge up to date (a ping a second)."""
+    from grpc_health.v1 import health_pb2
+
+    while True:
+        up = await ledger.ping()
+        status = health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
+        await health_servicer.set(HEALTH_NAME, status)
+        await asyncio.sleep(WATCH_S)
+
+
 __all__ = [
     "DEFAULT_TTL_S",
+    "HEALTH_NAME",
     "LedgerConfig",
     "LedgerConfigError",
     "LedgerMode",
     "TokenLedger",
     "Verdict",
+    "ledger_from",
     "move_record",
+    "record_of",
+    "spend_applied",
     "token_key",
+    "watch",
 ]

@@ -95,6 +95,10 @@ class ServerConfig:
     web_limits: tuple[tuple[str, float], ...] = ()
     """Overrides of the browser port's bounds (``--web-limit NAME=VALUE``,
     :class:`~bigtwo.service.limits.WebLimits`)."""
+    token_ledger: str = ""
+    """``redis://HOST:PORT/DB``: the spent-token ledger (:mod:`bigtwo.service.ledger`); empty, none."""
+    token_ledger_ttl: int = 86_400
+    token_ledger_mode: str = "fail-closed"
     heavy_kind: str = "process"
     """``process``: worker processes, beside the event loop; ``thread``: threads of the server
     process (no extra processes, but they hold the interpreter lock the event loop needs)."""
@@ -204,7 +208,14 @@ def _setup(cfg: ServerConfig, make_core: CoreFactory | None = None) -> Hosting:
         ring = loaded.ring
         keys = [ring.signing_key, *(key for key in ring.verifying.values() if key != ring.signing_key)]
         heavy = Offload.processes(keys, workers, waiting)
-    return Hosting(core, auth_token=cfg.auth_token, log_calls=cfg.log_calls, heavy=heavy)
+    hosting = Hosting(core, auth_token=cfg.auth_token, log_calls=cfg.log_calls, heavy=heavy)
+    if cfg.token_ledger:  # the redis client is imported only then
+        from .ledger import ledger_from
+
+        hosting.ledger = ledger_from(cfg.token_ledger, cfg.token_ledger_ttl, cfg.token_ledger_mode)
+        at = cfg.token_ledger.rpartition("@")[2]  # never a password in the log
+        log.info("token ledger", at=at, mode=cfg.token_ledger_mode, ttl_seconds=cfg.token_ledger_ttl)
+    return hosting
 
 
 def _web_port(cfg: ServerConfig, hosting: Hosting, reuse_port: bool) -> WebPort | None:
@@ -279,6 +290,11 @@ async def _run_aio(
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     SERVING.set(1)
+    watching = None
+    if hosting.ledger is not None:  # its own health name and gauge follow Redis (docs/SECURITY.md)
+        from .ledger import watch
+
+        watching = asyncio.create_task(watch(hosting.ledger, health_servicer))
     _announce(cfg, port, reuse_port, hosting, web, probes[1] if probes else None)
     lag = asyncio.create_task(_sample_loop_lag())
     stop = asyncio.Event()
@@ -302,6 +318,8 @@ async def _run_aio(
     if web is not None:
         await web.stop(max(WEB_CLOSE_SECONDS, deadline - loop.time()))
     lag.cancel()
+    if watching is not None:
+        watching.cancel()
     await asyncio.to_thread(hosting.heavy.shutdown)
     logger().info("stopped")
     return 0

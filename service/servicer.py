@@ -40,6 +40,7 @@ from .callscope import (
 )
 from .core import CallInfo, Core
 from .costs import BOUNDED, Where, place
+from .ledger import TokenLedger, spend_applied
 from .offload import (
     DEFAULT_WAITING,
     Done,
@@ -128,6 +129,8 @@ class Hosting:
         self.expected_auth = f"Bearer {auth_token}".encode() if auth_token else b""
         self.log = logger()
         self.log_calls = log_calls
+        self.ledger: TokenLedger | None = None
+        """The spent-token ledger (``--token-ledger``, :mod:`bigtwo.service.ledger`): None, stateless."""
         self.batch = TurnBatch()
         self.streams = OpenStreams()
         self.cutting = False
@@ -177,7 +180,10 @@ class Hosting:
                     except futures.BrokenExecutor:
                         raise worker_lost() from None
                     return done.unpack(scope.info)
-                return fn(request, scope.info)
+                answer = fn(request, scope.info)
+                if self.ledger is not None and method == "ApplyMove":  # a move from a token spends it
+                    await spend_applied(self.ledger, cast(api.ApplyMoveRequest, request), scope.info)
+                return answer
             except asyncio.CancelledError:
                 scope.cancelled()
                 raise

@@ -6,12 +6,17 @@ is accepted, two different moves sent at once are accepted once, Redis killed mi
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
+from bigtwo.engine import Deal, DealCode, Ruleset, deal_from_code
 from bigtwo.service.errors import FailedPrecondition, Unavailable
 from bigtwo.service.ledger import (
     LedgerConfig,
@@ -22,7 +27,11 @@ from bigtwo.service.ledger import (
     move_record,
     token_key,
 )
+from bigtwo.v1 import service_pb2 as api
+from bigtwo.v1 import types_pb2 as pb
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis_support import REDIS_SERVER, RedisServer
+from service_support import ServerProcess, details
 
 pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed: make redis")
 
@@ -164,3 +173,121 @@ def test_redis_killed_mid_game(redis: RedisServer, mode: LedgerMode) -> None:
 def test_an_unusable_ledger_setting_is_refused_with_a_sentence(url: str, ttl_s: int, words: str) -> None:
     with pytest.raises(LedgerConfigError, match=words):
         LedgerConfig(url, ttl_s=ttl_s)
+
+
+# -- from outside: replicas of `bigtwo serve --token-ledger`, a client with only the proto ----------
+
+
+def _stub(target: str) -> tuple[grpc.Channel, Any]:
+    channel = grpc.insecure_channel(target)
+    return channel, {
+        name: channel.unary_unary(
+            f"/bigtwo.v1.BigTwoService/{name}",
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=answer.FromString,
+        )
+        for name, answer in (("Deal", api.DealResponse), ("ApplyMove", api.ApplyMoveResponse))
+    }
+
+
+def _ledger_health(target: str) -> int:
+    with grpc.insecure_channel(target) as channel:
+        check = health_pb2_grpc.HealthStub(channel).Check
+        return int(check(health_pb2.HealthCheckRequest(service="bigtwo.v1.TokenLedger"), timeout=10).status)
+
+
+def _metric(server: ServerProcess, line_start: str) -> float:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10).read().decode()
+    values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(line_start)]
+    return sum(values)
+
+
+def _wait(predicate: Callable[[], bool], seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "not within 10 s"
+        time.sleep(0.1)
+
+
+def test_replicas_share_the_ledger_from_outside(redis: RedisServer, tmp_path: Path) -> None:
+    """Two fail-closed replicas and one fail-open replica on one Redis: a fork refused on the second
+    replica, a retry after a lost answer accepted with the same answer, then Redis killed mid-game."""
+    rules = Ruleset.from_mapping({"preset": "classic"})
+    code = DealCode(32)  # an opening with nine legal plays: two to fork between
+    truth = Deal.start(rules, deal_from_code(code, rules))
+    first_move, other_move = truth.legal_moves()[:2]
+    flags = ("--no-call-log", "--token-ledger", redis.url)
+    servers = [
+        ServerProcess(tmp_path, *flags),
+        ServerProcess(tmp_path, *flags),
+        ServerProcess(tmp_path, *flags, "--token-ledger-mode", "fail-open"),
+    ]
+    channels: list[grpc.Channel] = []
+    try:
+        calls = []
+        for server in servers:
+            channel, stub = _stub(server.target)
+            channels.append(channel)
+            calls.append(stub)
+        a, b, c = calls
+        dealt = a["Deal"](api.DealRequest(ruleset=pb.Ruleset(preset="classic"), deal_code=str(code)), timeout=30)
+        token = dealt.state_token
+
+        def move_on(stub: Any, state: bytes, move: Any, index: int = 0) -> api.ApplyMoveResponse:
+            request = api.ApplyMoveRequest(
+                game=pb.Game(state_token=state), move=pb.Move(index=index, seat=move.seat, text=str(move))
+            )
+            answer = stub["ApplyMove"](request, timeout=30)
+            assert isinstance(answer, api.ApplyMoveResponse)
+            return answer
+
+        played = move_on(a, token, first_move)
+        assert played.outcome.accepted
+        # The answer was lost: the device sends the same move from the same token to another replica.
+        again = move_on(b, token, first_move)
+        assert again.SerializeToString() == played.SerializeToString()
+        # A fork: another move from the spent token, on the other replica.
+        with pytest.raises(grpc.RpcError) as forked:
+            move_on(b, token, other_move)
+        assert forked.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+        assert details(forked.value)["reason"] == "TOKEN_SPENT" and "newest token" in str(forked.value.details())
+        # Before the ledger, the same fork was accepted (the stateless service): the fail-open replica
+        # agrees with the others while Redis answers.
+        with pytest.raises(grpc.RpcError):
+            move_on(c, token, other_move)
+        assert all(_ledger_health(server.target) == health_pb2.HealthCheckResponse.SERVING for server in servers)
+
+        redis.stop()  # mid-game
+        deal = truth.clone()
+        deal.do(first_move)
+        next_move = deal.legal_moves()[0]
+        with pytest.raises(grpc.RpcError) as closed_refusal:
+            move_on(b, played.state_token, next_move, index=1)
+        assert closed_refusal.value.code() is grpc.StatusCode.UNAVAILABLE
+        assert details(closed_refusal.value)["reason"] == "TOKEN_LEDGER_UNAVAILABLE"
+        assert "fail-closed" in str(closed_refusal.value.details())
+        opened = move_on(c, played.state_token, next_move, index=1)
+        assert opened.outcome.accepted  # fail-open: applied, counted
+        assert _metric(servers[2], 'bigtwo_token_ledger_moves_total{verdict="unchecked"}') == 1
+        assert _metric(servers[1], 'bigtwo_token_ledger_moves_total{verdict="unavailable"}') == 1
+        assert _metric(servers[1], 'bigtwo_token_ledger_reachable{mode="fail-closed"}') == 0
+        _wait(lambda: _ledger_health(servers[0].target) == health_pb2.HealthCheckResponse.NOT_SERVING)
+
+        redis.start()  # back (empty: nothing was saved)
+        _wait(lambda: _ledger_health(servers[1].target) == health_pb2.HealthCheckResponse.SERVING)
+        assert move_on(b, played.state_token, next_move, index=1).outcome.accepted
+        assert _metric(servers[1], 'bigtwo_token_ledger_reachable{mode="fail-closed"}') == 1
+    finally:
+        for channel in channels:
+            channel.close()
+        for server in servers:
+            server.stop()
+
+
+def test_without_the_flag_nothing_of_the_ledger_is_imported() -> None:
+    code = (
+        "import sys, bigtwo.service.server, bigtwo.service.servicer, bigtwo.cli.serve_cmd;"
+        "assert 'redis' not in sys.modules, 'redis imported without --token-ledger'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

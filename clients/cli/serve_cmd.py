@@ -153,6 +153,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="state-token keys, one a line, the first signs (env BIGTWO_TOKEN_KEYS_FILE; or BIGTWO_TOKEN_KEYS)",
     )
     add(
+        "--token-ledger",
+        default=env_default("BIGTWO_TOKEN_LEDGER", d.token_ledger),
+        metavar="redis://HOST:PORT/DB",
+        help="record each state token a move is applied from in this Redis, shared by the replicas: another "
+        "move from a spent token is refused (TOKEN_SPENT), the same move again answered again; needs the "
+        "'ledger' extra (env BIGTWO_TOKEN_LEDGER; default: none, the service stays stateless)",
+    )
+    add(
+        "--token-ledger-ttl",
+        type=positive_int,
+        default=env_default("BIGTWO_TOKEN_LEDGER_TTL", d.token_ledger_ttl),
+        help="seconds a spent token stays recorded (env BIGTWO_TOKEN_LEDGER_TTL; default %(default)s)",
+    )
+    add(
+        "--token-ledger-mode",
+        choices=("fail-closed", "fail-open"),
+        default=env_default("BIGTWO_TOKEN_LEDGER_MODE", d.token_ledger_mode),
+        help="when Redis cannot be reached: refuse moves from tokens (UNAVAILABLE) or apply them unrecorded "
+        "and count them (env BIGTWO_TOKEN_LEDGER_MODE; default %(default)s)",
+    )
+    add(
         "--max-message-bytes",
         type=positive_int,
         default=env_default("BIGTWO_MAX_MESSAGE_BYTES", d.max_message_bytes),
@@ -297,6 +318,13 @@ def check_arguments(cfg: ServerConfig) -> None:
         load_keys(cfg.token_keys_file or None)
     except KeyConfigError as exc:
         raise UsageError(f"{exc}. Fix --token-keys-file, BIGTWO_TOKEN_KEYS_FILE or BIGTWO_TOKEN_KEYS.") from None
+    if cfg.token_ledger:
+        from bigtwo.service.ledger import LedgerConfig, LedgerConfigError, LedgerMode
+
+        try:
+            LedgerConfig(cfg.token_ledger, cfg.token_ledger_ttl, LedgerMode(cfg.token_ledger_mode))
+        except (LedgerConfigError, ValueError) as exc:
+            raise UsageError(f"{exc}.") from None
     taken = _taken_ports(cfg)
     if taken:
         flag, number = taken[0]
