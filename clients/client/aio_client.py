@@ -110,19 +110,23 @@ class AsyncBigTwoClient(Transport):
     # -- transport -------------------------------------------------------------------------------
 
     async def _send(self, rpc: Rpc[Any], request: Message, timeout: float | None) -> Message:
-        start, deadline = self._next_index(), CallDeadline(self._deadline(timeout))
+        start, deadline = self.ring.next_start(), CallDeadline(self._deadline(timeout))
         return await retrying_async_within(
             self._policy(rpc), self._rng, self._retried, deadline, self._attempt, rpc.name, request, start, deadline
         )
 
     async def _attempt(self, number: int, name: str, request: Message, start: int, deadline: CallDeadline) -> Message:
-        """Attempt ``number`` of a unary call: on the ``number``-th target after ``start``."""
-        endpoint = self._endpoints[(start + number) % len(self._endpoints)]
+        """Attempt ``number`` of a unary call: on the ``number``-th target after ``start``, or the
+        first after it that is not down."""
+        index = self.ring.pick(start + number)
+        endpoint = self._endpoints[index]
         self.calls_made += 1
         try:
-            return await endpoint.methods[name](request, timeout=deadline.left(), metadata=self._metadata)
+            answer: Message = await endpoint.methods[name](request, timeout=deadline.left(), metadata=self._metadata)
         except grpc.aio.AioRpcError as error:
-            raise error_from_rpc(error, endpoint.target) from None
+            raise self._noted(index, error_from_rpc(error, endpoint.target)) from None
+        self.ring.answered(index)
+        return answer
 
     async def _run(self, call: Call[Any, T]) -> T:
         try:
@@ -195,10 +199,16 @@ class AsyncPlayStream(StreamView):
 
     async def _open_once(self) -> Dealt:
         await self.close()
-        endpoint = self.client._endpoints[self.client._next_index()]
+        index = self.client._next_index()
+        endpoint = self.client._endpoints[index]
         self._target = endpoint.target
         self._call = endpoint.stream(timeout=self.timeout, metadata=self.client._metadata)
-        return self._state.on_opened(await self._exchange(self._state.open_request()))
+        try:
+            opened = await self._exchange(self._state.open_request())
+        except BigTwoError as error:
+            raise self.client._noted(index, error) from None
+        self.client.ring.answered(index)
+        return self._state.on_opened(opened)
 
     async def _exchange(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse:
         """One request, one response. A broken connection shows up as UNAVAILABLE, as a write to a

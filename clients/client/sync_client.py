@@ -107,18 +107,22 @@ class BigTwoClient(Transport):
     # -- transport -------------------------------------------------------------------------------
 
     def _send(self, rpc: Rpc[Any], request: Message, timeout: float | None) -> Message:
-        start, deadline = self._next_index(), CallDeadline(self._deadline(timeout))
+        start, deadline = self.ring.next_start(), CallDeadline(self._deadline(timeout))
         policy, retried = self._policy(rpc), self._retried
         return retrying_within(policy, self._rng, retried, deadline, self._attempt, rpc.name, request, start, deadline)
 
     def _attempt(self, number: int, name: str, request: Message, start: int, deadline: CallDeadline) -> Message:
-        """Attempt ``number`` of a unary call: on the ``number``-th target after ``start``."""
-        endpoint = self._endpoints[(start + number) % len(self._endpoints)]
+        """Attempt ``number`` of a unary call: on the ``number``-th target after ``start``, or the
+        first after it that is not down."""
+        index = self.ring.pick(start + number)
+        endpoint = self._endpoints[index]
         self.calls_made += 1
         try:
-            return endpoint.methods[name](request, timeout=deadline.left(), metadata=self._metadata)
+            answer: Message = endpoint.methods[name](request, timeout=deadline.left(), metadata=self._metadata)
         except grpc.RpcError as error:
-            raise error_from_rpc(error, endpoint.target) from None
+            raise self._noted(index, error_from_rpc(error, endpoint.target)) from None
+        self.ring.answered(index)
+        return answer
 
     def _run(self, call: Call[Any, T]) -> T:
         try:
@@ -205,12 +209,18 @@ class PlayStream(StreamView):
 
     def _open_once(self) -> Dealt:
         self._close_call()
-        endpoint = self.client._endpoints[self.client._next_index()]
+        index = self.client._next_index()
+        endpoint = self.client._endpoints[index]
         self._target = endpoint.target
         self._feed = _Feed()
         self._feed.put(self._state.open_request())
         self._responses = endpoint.stream(iter(self._feed), timeout=self.timeout, metadata=self.client._metadata)
-        return self._state.on_opened(self._next())
+        try:
+            opened = self._next()
+        except BigTwoError as error:
+            raise self.client._noted(index, error) from None
+        self.client.ring.answered(index)
+        return self._state.on_opened(opened)
 
     def _next(self) -> api.PlayStreamResponse:
         assert self._responses is not None, "the stream is closed"

@@ -15,9 +15,7 @@ limit) is not retried. gRPC's own retries are switched off so that there is one 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import random
-import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ import grpc.aio
 
 from .calls import Rpc
 from .client_errors import BigTwoError
+from .targets import TargetRing
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -70,6 +69,8 @@ class RetryPolicy:
 
 
 NO_RETRY = RetryPolicy(attempts=1)
+UNANSWERED = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED})
+"""Statuses that do not show a target answered (a dead or unreachable host gives them too)."""
 RETRIED_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
 """Statuses a unary call is sent again for, besides sheds (``RESOURCE_EXHAUSTED`` with a RetryInfo,
 :attr:`~bigtwo.client.client_errors.BigTwoError.shed`). CANCELLED: gRPC answers it (not UNAVAILABLE)
@@ -304,8 +305,8 @@ class Transport:
         self.security = security or Security(tls, ca_file, cert_file, key_file, server_name, token)
         self._metadata = self.security.metadata()
         self._rng = random.Random(seed)
-        self._counter = itertools.count()
-        self._lock = threading.Lock()
+        self.ring = TargetRing(len(self.targets), self._rng)
+        """The targets' round-robin and down marks (:mod:`bigtwo.client.targets`)."""
         self.calls_made = 0
         self.retries_made = 0
         self.cancelled_retries = 0
@@ -319,9 +320,18 @@ class Transport:
         raise NotImplementedError
 
     def _next_index(self) -> int:
-        """The target of the next call (round-robin; safe across threads)."""
-        with self._lock:
-            return next(self._counter) % len(self.targets)
+        """The target of the next call (round-robin over those not down; safe across threads)."""
+        return self.ring.pick(self.ring.next_start())
+
+    def _noted(self, index: int, error: BigTwoError) -> BigTwoError:
+        """``error``, from a call to target ``index``, noted in the ring: UNAVAILABLE marks it down;
+        an answer of the server's own (not a deadline or a cancel, which a dead host also gives)
+        marks it up."""
+        if error.code is grpc.StatusCode.UNAVAILABLE:
+            self.ring.failed(index)
+        elif error.code not in UNANSWERED:
+            self.ring.answered(index)
+        return error
 
     def _deadline(self, timeout: float | None) -> float:
         return self.timeout if timeout is None else timeout
