@@ -14,7 +14,7 @@ from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from .deal_ids import DealIds
-from .errors import ResourceExhausted, at_field, bad_field
+from .errors import InvalidArgument, ResourceExhausted, at_field, bad_field
 from .game import CallInfo, Game
 from .limits import LIMITS, Limits, quote
 from .tokens import DealIdentity, TokenCodec, explicit_identity, identity_of
@@ -52,6 +52,20 @@ class GameLoader:
         info: CallInfo,
     ) -> Game:
         """A new deal from a code (``source == "deal_code"``), explicit hands, or fresh (None)."""
+        deal, identity, public_id = self._dealt(ruleset, source, code_text, hands, context_msg, path, info)
+        return Game(ruleset, deal, identity, deal.face_up_card, deal.face_up_seat, public_id=public_id)
+
+    def _dealt(
+        self,
+        ruleset: Ruleset,
+        source: str,
+        code_text: str,
+        hands: list[str],
+        context_msg: pb.DealContext,
+        path: str,
+        info: CallInfo,
+    ) -> tuple[Deal, DealIdentity, str]:
+        """A new deal (see :meth:`start`), its identity and its public name."""
         base = path
         path = f"{path}." if path else ""
         limits = self.limits
@@ -77,8 +91,7 @@ class GameLoader:
         context = cv.context_from(context_msg, ruleset.players, f"{path}context")
         with at_field(base or "context"):
             deal = Deal.start(ruleset, dealt, context)
-        public_id = self._name(identity, ruleset, info)
-        return Game(ruleset, deal, identity, dealt.face_up_card, dealt.face_up_seat, public_id=public_id)
+        return deal, identity, self._name(identity, ruleset, info)
 
     def load_log(self, log: pb.GameLog, path: str, info: CallInfo) -> Game:
         ruleset = cv.ruleset_from(log.ruleset, f"{path}.ruleset")
@@ -86,20 +99,26 @@ class GameLoader:
         if source is None:
             raise bad_field(f"{path}.deal_code", "a log needs its cards: set deal_code or explicit_deal")
         self.check_moves(log.moves, f"{path}.moves")
-        game = self.start(ruleset, source, log.deal_code, list(log.explicit_deal.hands), log.context, path, info)
-        deal = game.deal
-        last = len(log.moves) - 1
-        for index, text in enumerate(log.moves):
-            where = f"{path}.moves[{index}]"
+        hands = list(log.explicit_deal.hands)
+        deal, identity, public_id = self._dealt(ruleset, source, log.deal_code, hands, log.context, path, info)
+        moves = log.moves
+        last = len(moves) - 1
+        # The moves before the last are replayed on the bare deal (nothing of a game to keep for
+        # them); the game is made from the deal before the last move, and plays that one itself,
+        # keeping the state before it for a retry.
+        for index in range(last):
+            text = moves[index]
             try:
-                move = Move.parse(deal.to_act, text)
-                game.play(move.seat, move, keep_previous=index == last)  # only the last move can be resent
+                deal.do(Move.parse(deal.to_act, text))
             except Refusal as refusal:
-                raise bad_field(
-                    where,
-                    f"move {index} ({quote(text)}) is refused ({refusal.reason.value}): {refusal.message}",
-                    reason="LOG_MOVE_REFUSED",
-                ) from None
+                raise _log_move_refused(path, index, text, refusal) from None
+        game = Game(ruleset, deal, identity, deal.face_up_card, deal.face_up_seat, public_id=public_id)
+        if last >= 0:
+            text = moves[last]
+            try:
+                game.play(deal.to_act, Move.parse(deal.to_act, text))
+            except Refusal as refusal:
+                raise _log_move_refused(path, last, text, refusal) from None
         return game
 
     def check_moves(self, moves: Any, path: str) -> None:
@@ -135,6 +154,15 @@ class GameLoader:
         if hand.bit_count() > most:
             raise bad_field(path, f"{hand.bit_count()} cards; a hand has at most {most}")
         return hand
+
+
+def _log_move_refused(path: str, index: int, text: str, refusal: Refusal) -> InvalidArgument:
+    """INVALID_ARGUMENT ``LOG_MOVE_REFUSED`` naming the log's move the rules refuse."""
+    return bad_field(
+        f"{path}.moves[{index}]",
+        f"move {index} ({quote(text)}) is refused ({refusal.reason.value}): {refusal.message}",
+        reason="LOG_MOVE_REFUSED",
+    )
 
 
 class GameTokens:
