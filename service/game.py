@@ -117,23 +117,21 @@ class Game:
 
     @classmethod
     def resumed(cls, snap: Snapshot, public_id: str) -> Game:
-        """The game a token holds (``snap``), named ``public_id``."""
-        deal = Deal.from_state(snap.ruleset, snap.state)
+        """The game a token holds (``snap``), named ``public_id``. Every field set once, here (one
+        is made for every call that sends a token)."""
+        ruleset, state = snap.ruleset, snap.state
+        deal = Deal.from_state(ruleset, state)
         deal.face_up_card, deal.face_up_seat = snap.face_up_card, snap.face_up_seat
-        game = cls(
-            snap.ruleset,
-            deal,
-            snap.identity,
-            snap.face_up_card,
-            snap.face_up_seat,
-            public_id=public_id,
-            viewer=snap.viewer,
-            bots=snap.bots,
-        )
+        game = cls.__new__(cls)
+        game._ruleset, game._deal, game._identity = ruleset, deal, snap.identity
+        game._face_up_card, game._face_up_seat = snap.face_up_card, snap.face_up_seat
+        game._public_id, game._viewer, game._bots = public_id, snap.viewer, snap.bots
         game._previous, game._last_move, game._packed = snap.previous, snap.last_move, snap.packed
         game._history = game._loaded_history = snap.history
-        game._history_moves = snap.state.moves_made
-        game._loaded = snap.state
+        game._history_moves = state.moves_made
+        game._loaded = state
+        game._parts = wire.parts_for(ruleset)
+        game._writer = None
         return game
 
     # -- reading ---------------------------------------------------------------------------------
