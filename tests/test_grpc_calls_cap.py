@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 import grpc.aio
 from bigtwo.client import AsyncBigTwoClient
+from bigtwo.client.client import GameRef
 from bigtwo.engine import preset
 from bigtwo.service.admission import backstop
 from bigtwo.service.errors import RETRY_PUSHBACK_KEY
@@ -113,11 +114,15 @@ def test_calls_past_the_cap_are_shed_with_a_retry_info_and_answered_once_streams
             # The project's client retries the refusal: a call made now is answered once a stream ends.
             async with AsyncBigTwoClient(server.target, timeout=20, seed=1) as client:
                 waiting = asyncio.create_task(client.describe_ruleset(preset("classic")))
+                opening = asyncio.create_task(client.play_stream(GameRef(preset("classic"), deal_code=CODE)))
                 await asyncio.sleep(0.5)
-                assert not waiting.done()
+                assert not waiting.done() and not opening.done()
                 release.set()
                 assert (await waiting).ruleset == preset("classic")
                 assert client.shed_retries >= 1
+                playing = await opening  # its opening was shed and opened again once a stream ended
+                assert playing.game.moves_made == 0
+                await playing.close()
             outcomes = await asyncio.gather(*streams)
             assert outcomes.count("opened") == CAP
             # Every stream ended: calls are answered again, as many as the cap at once.

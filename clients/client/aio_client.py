@@ -78,8 +78,10 @@ def unary(build: Callable[P, Call[Any, T]]) -> Callable[Concatenate[AsyncBigTwoC
 
 
 def _broken(error: BigTwoError) -> bool:
-    """A stream is reopened only when it broke (UNAVAILABLE); any other error is an answer."""
-    return isinstance(error, BigTwoUnavailable)
+    """A stream is (re)opened again only when it broke (UNAVAILABLE) or its opening was shed (refused
+    for load before it started, ``RESOURCE_EXHAUSTED`` with a RetryInfo: nothing of it ran); any
+    other error is an answer."""
+    return isinstance(error, BigTwoUnavailable) or error.shed
 
 
 class AsyncBigTwoClient(Transport):
