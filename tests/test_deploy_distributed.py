@@ -231,7 +231,7 @@ def test_the_images_are_the_service_image_with_the_extras_their_commands_need() 
     assert any('pip install --no-index --find-links=/wheels "bigtwo${EXTRAS}" ${EXTRA_PACKAGES}' in run for run in runs)
     # The service image is the server and its browser port, nothing else (README "Installs").
     declared = [rest for word, rest in steps if word == "ARG"]
-    assert declared.count('EXTRAS="[server,web]"') == 2, "declared in both stages"
+    assert declared.count('EXTRAS="[server,web,ledger]"') == 2, "declared in both stages"
 
     image, build_args = documented_batch_build()
     extras = extras_of(build_args["EXTRAS"])
