@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import functools
 import hashlib
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
@@ -34,6 +33,7 @@ from bigtwo.v1 import types_pb2 as pb
 from .convert import mask_from
 from .errors import FailedPrecondition, Unavailable
 from .game import CallInfo
+from .telemetry import LEDGER_MOVES, LEDGER_REACHABLE
 
 KEY_PREFIX = b"bigtwo:spent:"
 DEFAULT_TTL_S = 86_400
@@ -70,7 +70,7 @@ class LedgerConfig:
     mode: LedgerMode = LedgerMode.FAIL_CLOSED
 
     def __post_init__(self) -> None:
-        parts = urlsplit(self.url)
+        parts = urllib.parse.urlsplit(self.url)
         if parts.scheme != "redis" or not parts.hostname:
             raise LedgerConfigError(f"--token-ledger {self.url!r}: expected redis://HOST:PORT/DB")
         try:
@@ -96,23 +96,6 @@ def move_record(seat: int, index: int, is_pass: bool, mask: int) -> bytes:
     return b"%d:%d:%s" % (seat, index, b"pass" if is_pass else b"%x" % mask)
 
 
-@functools.cache
-def _metrics() -> tuple[Any, Any]:
-    """The ledger's gauge and counter, registered once a ledger is made (never without one)."""
-    from prometheus_client import Counter, Gauge
-
-    reachable = Gauge(
-        "bigtwo_token_ledger_reachable", "1 while the spent-token ledger (Redis) answers, 0 while not", ["mode"]
-    )
-    moves = Counter(
-        "bigtwo_token_ledger_moves_total",
-        "Moves from state tokens checked by the ledger: first, retry, spent (refused TOKEN_SPENT), "
-        "unavailable (refused, fail-closed) or unchecked (applied unrecorded, fail-open)",
-        ["verdict"],
-    )
-    return reachable, moves
-
-
 class TokenLedger:
     """One server's handle on the shared ledger. Its counters feed the metrics and the health check."""
 
@@ -132,8 +115,8 @@ class TokenLedger:
         self.refused = 0
         self.unchecked = 0
         """Moves applied without a record because Redis was unreachable (fail-open)."""
-        reachable, self._moves = _metrics()
-        self._reachable = reachable.labels(config.mode.value)
+        self._moves = LEDGER_MOVES
+        self._reachable = LEDGER_REACHABLE.labels(config.mode.value)
         self._reachable.set(1)
 
     def _seen(self, up: bool, verdict: str = "") -> None:

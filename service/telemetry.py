@@ -117,6 +117,22 @@ SHEDS = Counter(
 )
 
 
+LEDGER_REACHABLE = Gauge(
+    "bigtwo_token_ledger_reachable",
+    "1 while the spent-token ledger (Redis) answers, 0 while not (only with --token-ledger)",
+    ["mode"],
+    multiprocess_mode="livemin",
+)
+LEDGER_MOVES = Counter(
+    "bigtwo_token_ledger_moves_total",
+    "Moves from state tokens checked by the ledger: first, retry, spent (refused TOKEN_SPENT), "
+    "unavailable (refused, fail-closed) or unchecked (applied unrecorded, fail-open)",
+    ["verdict"],
+)
+"""The spent-token ledger's (:mod:`bigtwo.service.ledger`): labelled, so without a ledger they show
+no sample, only their help."""
+
+
 def count_shed(reason: str) -> None:
     """One call refused for load (counted where its status is made, ``errors.to_rpc_status``)."""
     SHEDS.labels(reason).inc()
