@@ -9,14 +9,14 @@ Replay/Audit RPC calls. Checks, in the order a problem is reported:
    move the rules refuse, a refusal the rules would not make, a missing or invented auto-pass, a
    timed-out turn that is not the timeout move), the result against the moves (``RESULT_MISMATCH``);
 3. the match result (``RESULT_MISMATCH``);
-4. the hash chain (``BROKEN_CHAIN``) and, with a key, the signature (``BAD_SIGNATURE``).
+4. the hash chain (``BROKEN_CHAIN``) and, with a key, the signature (``BAD_SIGNATURE``): checked by
+   :mod:`.integrity`, apart from the rules.
 
 The verdict's kind is the first problem found (``VALID`` when none); every problem is listed.
 """
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -40,9 +40,9 @@ from .. import (
     timeout_move,
 )
 from ..cards import parse_cards
-from .canonical import chain_heads, signature_for
+from .integrity import chain_problems, check_signature
 from .limits import DEFAULT_LIMITS, ReplayLimits
-from .model import SIGNATURE_SCHEME, Action, ActionKind, DealLog, GameLog, ReplayFormatError
+from .model import Action, ActionKind, DealLog, GameLog, ReplayFormatError
 from .names import seat_ref as _seat
 from .reader import loads
 from .validate import DealMismatch, dealt_cards, validate_log
@@ -516,24 +516,9 @@ def _audit(log: GameLog, key: bytes | Sequence[bytes] | None, views: bool, requi
     auditor = _Auditor(log, views)
     auditor.run()
     problems = auditor.problems
-    per_deal, head = chain_heads(log)
-    for record, true in zip(log.deals, per_deal, strict=True):
-        if record.chain != true:
-            what = "has no chain" if not record.chain else "chain does not match its contents"
-            problems.append(
-                Problem(
-                    VerdictKind.BROKEN_CHAIN,
-                    f"{what} (edited after it was written?)",
-                    deal_number=record.number,
-                    line=record.line,
-                )
-            )
-            break
-    else:
-        if log.chain != head:
-            what = "has no chain" if not log.chain else "chain does not match the file"
-            problems.append(Problem(VerdictKind.BROKEN_CHAIN, f"[seal] {what} (edited after it was written?)"))
-    status = _check_signature(log, key, head, require_signature, problems)
+    chain, head = chain_problems(log)
+    problems.extend(chain)
+    status = check_signature(log, key, head, require_signature, problems)
     kind = problems[0].kind if problems else VerdictKind.VALID
     return AuditVerdict(
         kind=kind,
@@ -545,29 +530,6 @@ def _audit(log: GameLog, key: bytes | Sequence[bytes] | None, views: bool, requi
         actions_checked=auditor.actions_checked,
         totals=tuple(auditor.totals),
     )
-
-
-def _check_signature(
-    log: GameLog, key: bytes | Sequence[bytes] | None, head: str, require_signature: bool, problems: list[Problem]
-) -> SignatureStatus:
-    """The signature's status against ``key`` (one or several); what is wrong goes to ``problems``."""
-    if not log.signature:
-        status = SignatureStatus.UNSIGNED
-        if require_signature:
-            problems.append(Problem(VerdictKind.BAD_SIGNATURE, "the file is unsigned"))
-    elif not log.signature.startswith(SIGNATURE_SCHEME + ":"):
-        status = SignatureStatus.BAD
-        problems.append(
-            Problem(VerdictKind.BAD_SIGNATURE, f"unknown signature scheme (expected {SIGNATURE_SCHEME}:...)")
-        )
-    elif not (keys := [key] if isinstance(key, bytes) else list(key or ())):
-        status = SignatureStatus.NOT_CHECKED
-    elif any(hmac.compare_digest(log.signature, signature_for(head, one)) for one in keys):
-        status = SignatureStatus.VALID
-    else:
-        status = SignatureStatus.BAD
-        problems.append(Problem(VerdictKind.BAD_SIGNATURE, "the signature does not match this key and contents"))
-    return status
 
 
 def audit_text(
