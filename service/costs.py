@@ -166,21 +166,44 @@ def _to_act(core: Any, request: Any, info: CallInfo) -> tuple[Game, int]:
     return game, deal.hands[deal.to_act] if not deal.over else 0
 
 
+def _dealt_plays(request: Any, core: Any) -> int | None:
+    """For a game given by its log: the most plays any hand of its deal could make, read from the
+    dealt cards without replaying a move (a hand later in the deal holds a part of one of them, and
+    a part makes no play its whole could not). A replay on the loop costs up to the budget itself,
+    so a call whose dealt hands already bound it over the budget goes to the pool unloaded. None for
+    a token (cheap to load) or a log the loader should refuse (it names the field)."""
+    game = request.game
+    if game.WhichOneof("game") != "log":
+        return None
+    try:
+        ruleset, hands = core.games.dealt_hands(game.log)
+    except Exception:  # the handler's load refuses it, naming its field
+        return None
+    tables = tables_for(ruleset)
+    return max((plays_bound(hand, tables) for hand in hands), default=0)
+
+
+def _listing(request: Any, core: Any, info: CallInfo) -> Placement:
+    """LegalMoves of a game's seat to act, or NextHint: both list the hand's plays."""
+    dealt = _dealt_plays(request, core)
+    if dealt is not None and _list_us(dealt) > LOOP_BUDGET_US:
+        return _placed(_list_us(dealt), f"{dealt} plays dealt")
+    game, hand = _to_act(core, request, info)
+    plays = plays_bound(hand, game.deal.tables)
+    return _placed(_list_us(plays), f"{plays} plays", game)
+
+
 def _legal_moves(request: Any, core: Any, info: CallInfo) -> Placement:
     if request.WhichOneof("source") == "position":
         position = request.position
         hand = core.games.hand_of(position.hand, "position.hand")
         plays = plays_bound(hand, tables_for(cv.ruleset_from(position.ruleset, "position.ruleset")))
         return _placed(_list_us(plays), f"{plays} plays")
-    game, hand = _to_act(core, request, info)
-    plays = plays_bound(hand, game.deal.tables)
-    return _placed(_list_us(plays), f"{plays} plays", game)
+    return _listing(request, core, info)
 
 
 def _next_hint(request: Any, core: Any, info: CallInfo) -> Placement:
-    game, hand = _to_act(core, request, info)
-    plays = plays_bound(hand, game.deal.tables)
-    return _placed(_list_us(plays), f"{plays} plays", game)
+    return _listing(request, core, info)
 
 
 def _split_hand(request: Any, core: Any, info: CallInfo) -> Placement:

@@ -93,6 +93,21 @@ class GameLoader:
             deal = Deal.start(ruleset, dealt, context)
         return deal, identity, self._name(identity, ruleset, info)
 
+    def dealt_hands(self, log: pb.GameLog) -> tuple[Ruleset, tuple[int, ...]]:
+        """A log's ruleset and the hands its deal starts with, without replaying a move (to bound a
+        call's cost before loading it: :mod:`bigtwo.service.costs`). Raises what :meth:`load_log`
+        would refuse, less precisely: the caller then lets the load name the field."""
+        ruleset = cv.ruleset_from(log.ruleset, "log.ruleset")
+        source = log.WhichOneof("deal")
+        if source == "explicit_deal":
+            hands = list(log.explicit_deal.hands)
+            if len(hands) > 4 or any(len(text) > self.limits.card_text for text in hands):
+                raise ValueError("explicit hands over the limits")
+            return ruleset, explicit_deal(hands, ruleset).hands
+        if source == "deal_code" and len(log.deal_code) <= self.limits.deal_code_text:
+            return ruleset, deal_from_code(DealCode.parse(log.deal_code), ruleset).hands
+        raise ValueError("no cards in the log")
+
     def load_log(self, log: pb.GameLog, path: str, info: CallInfo) -> Game:
         ruleset = cv.ruleset_from(log.ruleset, f"{path}.ruleset")
         source = log.WhichOneof("deal")
