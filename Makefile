@@ -15,7 +15,7 @@ TOOLS  := .tools
 SHARED  ?= ../shared
 VECTORS := tests/vectors
 
-.PHONY: chromium prometheus redis system-packages node-deps ts-deps ts-proto ts-table buf-breaking api-baseline venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
+.PHONY: bare-wheel chromium prometheus redis system-packages node-deps ts-deps ts-proto ts-table buf-breaking api-baseline venv venv-runtime run test bench bench-bots fuzz lint proto buf buf-lint vectors-refresh clean
 
 # venv: everything the tests, linters, benches and fuzzer need (the [dev] extra, which holds every other);
 # venv-runtime: only what make run needs: the bigtwo command with its server and the browser port
@@ -63,7 +63,12 @@ run: venv-runtime
 # worker per core (TEST_WORKERS=0 for one process); --dist loadfile keeps each file's tests, and its
 # module fixtures (a shared server, a corpus), in one worker.
 TEST_WORKERS ?= auto
-test: venv system-packages ts-deps node-deps
+# The project's wheel built offline and a fresh environment holding it alone, for tests/test_installs.py
+# (tests install nothing); made afresh each time, as the sources change.
+bare-wheel: venv
+	$(PY) tests/tools/bare_wheel.py $(TOOLS)/bare-wheel
+
+test: venv system-packages ts-deps node-deps bare-wheel
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 bench: venv

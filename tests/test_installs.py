@@ -1,9 +1,9 @@
 """Installs by need (issue 34, item 5; README "Installs").
 
-The wheel is built here, from a copy of the sources in a temporary folder (``pip wheel --no-deps
---no-build-isolation --no-index``: no network), and read: which packages and files it holds. A fresh
-virtual environment gets the bare wheel (``pip install --no-index``: nothing else can come in) and
-plays a whole deal, writes and audits its replay, with no third-party module loaded; its ``bigtwo
+The wheel and a fresh virtual environment holding it alone are made by ``make bare-wheel`` (which
+``make test`` runs first: tests/tools/bare_wheel.py, offline), never by a test; the wheel is read
+here: which packages and files it holds. The bare environment plays a whole deal, writes and
+audits its replay, with no third-party module loaded; its ``bigtwo
 serve`` names the extra to install. The table of which extra brings which module
 (:mod:`bigtwo.cli.extras`) is checked against pyproject.toml and against every module the shipped
 packages import.
@@ -15,7 +15,6 @@ import ast
 import itertools
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -34,7 +33,8 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 PACKAGE_DIRS: dict[str, str] = PYPROJECT["tool"]["setuptools"]["package-dir"]
 LEFT_OUT: list[str] = PYPROJECT["tool"]["bigtwo"]["wheel"]["leave-out"]
 EXTRAS: dict[str, list[str]] = PYPROJECT["project"]["optional-dependencies"]
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "engine", "service", "proto", "clients/client", "clients/cli")
+BARE = ROOT / ".tools" / "bare-wheel"
+"""What ``make bare-wheel`` made: dist/bigtwo-*.whl and venv/ holding it alone."""
 
 pytestmark = pytest.mark.slow
 
@@ -214,19 +214,21 @@ def test_a_missing_module_is_named_with_its_extra_and_the_command_gets_the_whole
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("wheel")
-    source = work / "src"
-    for name in (*SOURCES, "clients/tools"):
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, source / name)
-    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "--quiet"]
-    subprocess.run([*command, "--wheel-dir", str(work / "dist"), str(source)], check=True, timeout=240)
-    (built,) = (work / "dist").glob("bigtwo-*.whl")
-    return built
+def wheel() -> Path:
+    """The wheel ``make bare-wheel`` built, checked to be newer than every source it holds."""
+    built = sorted((BARE / "dist").glob("bigtwo-*.whl"))
+    assert built and (BARE / "venv" / "bin" / "python").exists(), (
+        f"no bare wheel in {BARE}: make test builds it first; alone, run make bare-wheel"
+    )
+    made = built[0].stat().st_mtime
+    newer = [
+        path
+        for name in ("pyproject.toml", "setup.py", *PACKAGE_DIRS.values())
+        for path in ((ROOT / name).rglob("*.py") if (ROOT / name).is_dir() else [ROOT / name])
+        if path.stat().st_mtime > made
+    ]
+    assert not newer, f"{newer[0]} is newer than the bare wheel: run make bare-wheel"
+    return built[0]
 
 
 def test_the_wheel_holds_the_packages_and_their_data_and_no_bench(wheel: Path) -> None:
@@ -252,11 +254,9 @@ def test_the_wheel_holds_the_packages_and_their_data_and_no_bench(wheel: Path) -
 
 
 def test_the_bare_wheel_plays_a_deal_with_no_third_party_package(wheel: Path, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    venv = BARE / "venv"
     python = venv / "bin" / "python"
     pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
-    subprocess.run([*pip, "install", "--no-index", "--quiet", str(wheel)], check=True, timeout=120)
     listing = subprocess.run([*pip, "list", "--format=json"], check=True, capture_output=True, text=True).stdout
     assert {item["name"] for item in json.loads(listing)} <= {"bigtwo", "pip", "setuptools"}
     script = """
