@@ -25,8 +25,14 @@ def _options(reuse_port: bool) -> list[tuple[str, int]]:
     return [("grpc.so_reuseport", 1 if reuse_port else 0), ("grpc.max_receive_message_length", 1024)]
 
 
+def grpc_address(host: str, port: int) -> str:
+    """``host:port`` as gRPC parses a listening address: an IPv6 literal goes in brackets
+    (``[::1]:50051``); without them gRPC read ``::1:0`` as a name and could not bind it."""
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
 def _bind(server: grpc.aio.Server, host: str, port: int) -> int:
-    address = f"{host}:{port}"
+    address = grpc_address(host, port)
     try:
         bound = server.add_insecure_port(address)
     except RuntimeError as exc:

@@ -26,6 +26,7 @@ from grpc_reflection.v1alpha import reflection
 
 from .admission import CappedHandlers, backstop, pending_options
 from .container import read_budget, size
+from .health_port import grpc_address
 from .health_port import start_aio as start_health_aio
 from .keys import KeyConfigError, load_keys
 from .limits import LIMITS
@@ -118,7 +119,7 @@ def grpc_options(cfg: ServerConfig, reuse_port: bool) -> list[tuple[str, int]]:
 
 
 def _bind(server: grpc.aio.Server, cfg: ServerConfig) -> int:
-    address = f"{cfg.host}:{cfg.port}"
+    address = grpc_address(cfg.host, cfg.port)
     creds = server_credentials(cfg.tls_cert, cfg.tls_key, cfg.tls_client_ca)  # re-read when the files change
     try:
         port = server.add_secure_port(address, creds) if creds else server.add_insecure_port(address)
