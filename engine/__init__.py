@@ -25,7 +25,7 @@ from .cards import (
     seat_ref,
 )
 from .combos import Kind, Play, check_beats, classify, classify_mask, play_name
-from .deal import Deal, DealContext, DealState, Move
+from .deal import Deal, DealContext, DealState
 from .dealing import DealCode, DealtCards, deal_from_code, explicit_deal, shuffled_deck
 from .errors import (
     REFUSAL_CLASSES,
@@ -53,6 +53,7 @@ from .errors import (
 from .events import CardsPlayed, DealEnded, DealStarted, DragonRevealed, Event, LastCard, Passed, TrickEnded
 from .hints import Readout, fewest_plays, hint_cycle, name_cards, next_hint, readout, timeout_move
 from .match import DealRecord, Match
+from .moves import Move
 from .observation import Observation, observe, redact
 from .rules import OPTION_NAMES, PRESET_NAMES, PRESET_SUMMARIES, PRESETS, Ruleset, preset
 from .scoring import (

@@ -13,8 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .cache import BoundedCache
-from .cards import RANK_MASKS, TWOS_MASK, Card, cards_of, parse_cards, seat_ref
+from .cards import RANK_MASKS, TWOS_MASK, Card, cards_of, seat_ref
 from .combos import Kind, Play, check_beats, classify_mask, play_name
 from .dealing import DealtCards
 from .errors import (
@@ -30,6 +29,8 @@ from .errors import (
 )
 from .events import CardsPlayed, DealEnded, DealStarted, DragonRevealed, Event, LastCard, Passed, TrickEnded
 from .generate import CARD_MASK, all_plays, can_beat, plays_of_size
+from .moves import Move as Move  # re-exported: ``bigtwo.engine.deal.Move`` is a public path
+from .moves import read_move_text
 from .rules import AfterPass, Opening, Ruleset, Switch
 from .scoring import DealSettlement, settle_hands
 from .singles import forced_single, single_two_out
@@ -37,69 +38,6 @@ from .tables import RuleTables, tables_for
 
 FULL_DECK = (1 << 52) - 1
 TWOS = TWOS_MASK
-
-
-@dataclass(frozen=True, slots=True)
-class Move:
-    """A seat's action: play some cards, or pass. Text form: ``pass`` or the cards, ``3D 3S``.
-
-    ``cards`` keeps exactly what was asked for (a repeated card stays repeated) so that verification
-    can name it; nothing about the cards is checked until :meth:`Deal.verify`.
-    """
-
-    seat: int
-    cards: tuple[Card, ...] = ()
-    is_pass: bool = False
-
-    @classmethod
-    def pass_(cls, seat: int) -> Move:
-        return cls(seat, (), True)
-
-    @classmethod
-    def play(cls, seat: int, cards: Iterable[Card] | str) -> Move:
-        return cls(seat, parse_cards(cards) if isinstance(cards, str) else tuple(cards), False)
-
-    @classmethod
-    def from_mask(cls, seat: int, mask: int) -> Move:
-        return cls(seat, cards_of(mask), mask == 0)
-
-    @classmethod
-    def parse(cls, seat: int, text: str) -> Move:
-        """``pass`` (any case) or card text; raises :class:`BadCardError` for text that is no card."""
-        if text.strip().lower() == "pass":
-            return cls.pass_(seat)
-        return cls.play(seat, text)
-
-    @property
-    def mask(self) -> int:
-        out = 0
-        for card in self.cards:
-            out |= card.bit
-        return out
-
-    def __str__(self) -> str:
-        return "pass" if self.is_pass else " ".join(str(card) for card in self.cards)
-
-
-_MOVE_TEXTS = BoundedCache[str, tuple[bool, int, int]]("engine.deal.move_texts", 1 << 16)
-"""Move texts already read: moves repeat across deals and logs. A caller chooses the texts, so the
-memo is bounded; its values are tuples, never None."""
-
-
-def _parse_move_text(text: str) -> tuple[bool, int, int]:
-    """(is_pass, mask, first repeated card index or -1) of a move's text."""
-    known = _MOVE_TEXTS.get(text)
-    if known is not None:
-        return known
-    if text.strip().lower() == "pass":
-        return _MOVE_TEXTS.put(text, (True, 0, -1))
-    mask = 0
-    repeated = -1
-    for card in parse_cards(text):
-        if mask & card.bit and repeated < 0:
-            repeated = card.index
-        mask |= card.bit
-    return _MOVE_TEXTS.put(text, (False, mask, repeated))
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,7 +293,7 @@ class Deal:
     def verify_text(self, seat: int, text: str) -> Play | None:
         """Verify a move typed as text; text that is no card is ``bad-card`` in its place in the order."""
         try:
-            is_pass, mask, repeated = _parse_move_text(text)
+            is_pass, mask, repeated = read_move_text(text)
         except BadCardError:
             self._check_turn(seat, is_pass=False)
             raise
