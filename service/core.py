@@ -18,7 +18,7 @@ import hashlib
 import random
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bigtwo.engine import (
     PRESET_NAMES,
@@ -30,6 +30,8 @@ from bigtwo.engine import (
     Move,
     Play,
     Refusal,
+    Ruleset,
+    RuleTables,
     check_beats,
     classify_mask,
     fewest_plays,
@@ -56,6 +58,9 @@ from .limits import LIMITS, Limits, quote
 from .loading import GameLoader, GameTokens, require, view_seat_field, view_seat_of
 from .streams import StreamSession
 from .tokens import TokenCodec
+
+if TYPE_CHECKING:  # the replay package is imported when an audit first needs it
+    from bigtwo.engine.replay import GameLog
 
 
 def bot_level_from(text: str, path: str) -> str:
@@ -92,7 +97,7 @@ DEFAULT_BOT = ("good", 0)
 """A seat token's bot seat that PlayBots' ``bots`` does not list plays at this level and seed."""
 
 
-def table_play(text: str, path: str, tables: Any) -> Play:
+def table_play(text: str, path: str, tables: RuleTables) -> Play:
     """A play to beat given as card text (an input, not a move): INVALID_ARGUMENT when it is none."""
     try:
         return classify_mask(cv.mask_from(text, path), tables)
@@ -172,7 +177,7 @@ class Core:
         return out
 
     @staticmethod
-    def _bot_seats(request: api.DealRequest, rules: Any, view_seat: int | None) -> int:
+    def _bot_seats(request: api.DealRequest, rules: Ruleset, view_seat: int | None) -> int:
         """DealRequest.bot_seats as a mask: other seats than ``view_seat``, which they need."""
         if not request.bot_seats:
             return 0
@@ -293,7 +298,7 @@ class Core:
         deal = game.deal
         view_seat = game.viewer if game.viewer >= 0 else None
         out = api.PlayBotsResponse()
-        events: list[Any] = []
+        events: list[Event] = []
         # Rebuilt once: a token's earlier events cost a replay of the deal, the moves since are the deal's.
         before, since = game.events_so_far(), len(deal.events)
         while not deal.over and deal.to_act in bots and len(out.moves) < self.limits.play_bots_moves:
@@ -546,7 +551,7 @@ class Core:
         verdict = replay.audit_log(log, keys, views=request.want_steps, require_signature=request.require_signature)
         return cv.audit_to_pb(verdict, log, view_seat)
 
-    def _replay_of(self, message: pb.GameLog, path: str, info: CallInfo) -> Any:
+    def _replay_of(self, message: pb.GameLog, path: str, info: CallInfo) -> GameLog:
         """A one-deal replay log from a ``GameLog``, its fields checked here with their paths."""
         from bigtwo.codec.replay import game_log_from_pb
 

@@ -37,9 +37,11 @@ import traceback
 from collections.abc import Callable
 from concurrent import futures
 from dataclasses import fields
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import grpc
+from bigtwo.v1 import service_pb2 as api
+from google.protobuf.message import Message
 from google.rpc import status_pb2
 from grpc_status import rpc_status
 
@@ -126,16 +128,17 @@ class Done(NamedTuple):
 _INFO_FIELDS = tuple(field.name for field in fields(CallInfo))
 
 
-def run(core: Any, attr: str, request: Any, request_id: str, deadline: float | None) -> Done:
+def run(core: object, attr: str, request: Message, request_id: str, deadline: float | None) -> Done:
     """``core.attr(request, info)`` as a :class:`Done`, unless ``deadline`` (``time.monotonic()``,
-    the same clock in every process of the machine) has passed."""
+    the same clock in every process of the machine) has passed. ``core`` is a
+    :class:`~bigtwo.service.core.Core` or a stand-in with the same handlers, found by name."""
     info = CallInfo()
     try:
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise DeadlinePassed("the call's deadline passed while it waited", reason="DEADLINE_PASSED")
-            if attr == "bot_move":
+            if attr == "bot_move" and isinstance(request, api.BotMoveRequest):
                 cap_search(request, left)
         response = getattr(core, attr)(request, info)
         return Done(response if response.__class__ is bytes else response.SerializeToString(), info)
@@ -146,7 +149,7 @@ def run(core: Any, attr: str, request: Any, request_id: str, deadline: float | N
         return Done(b"", info, details if isinstance(details, bytes) else details.encode(), str(exc)[:300], trace)
 
 
-def cap_search(request: Any, seconds_left: float) -> None:
+def cap_search(request: api.BotMoveRequest, seconds_left: float) -> None:
     """Cap a pro BotMove's clock budget (``max_ms``) by the time the call has left. A value over
     the limit is left alone, for the handler to refuse."""
     if request.level.strip().lower() != "pro" or request.max_ms > LIMITS.bot_ms:
@@ -158,7 +161,8 @@ def cap_search(request: Any, seconds_left: float) -> None:
 
 # -- the worker processes' side -------------------------------------------------------------------
 
-_CORE: Any = None
+_CORE: Core | None = None
+"""A worker process's core, made by :func:`_start_worker`."""
 
 
 PARENT_CHECK_SECONDS = 1.0
@@ -187,7 +191,7 @@ def _exit_with_server(server_pid: int) -> None:
     os._exit(0)
 
 
-def _run_in_worker(attr: str, request: Any, request_id: str, deadline: float | None) -> Done:
+def _run_in_worker(attr: str, request: Message, request_id: str, deadline: float | None) -> Done:
     return run(_CORE, attr, request, request_id, deadline)
 
 
@@ -221,7 +225,7 @@ class Offload:
         self,
         new_executor: Callable[[], futures.Executor],
         task: Callable[..., Done],
-        prefix: tuple[Any, ...],
+        prefix: tuple[object, ...],
         *,
         kind: str,
         workers: int,
@@ -253,7 +257,7 @@ class Offload:
         return cls(new_executor, _run_in_worker, (), kind="process", workers=workers, waiting=waiting)
 
     @classmethod
-    def threads(cls, core: Any, workers: int, waiting: int) -> Offload:
+    def threads(cls, core: object, workers: int, waiting: int) -> Offload:
         """Threads of this process calling ``core`` (any core, e.g. the bench's stand-in)."""
 
         def new_executor() -> futures.Executor:
@@ -270,7 +274,7 @@ class Offload:
         # A worker is spawned per task submitted while none is idle: one task per worker.
         return [self.executor.submit(_ready) for _ in range(self.workers)]
 
-    def submit(self, attr: str, request: Any, request_id: str, deadline: float | None) -> futures.Future[Done]:
+    def submit(self, attr: str, request: Message, request_id: str, deadline: float | None) -> futures.Future[Done]:
         """Start ``core.attr(request)`` on a worker, or raise RESOURCE_EXHAUSTED when as many
         heavy calls as allowed are in flight. The slot is freed when the work ends, not when the
         call does: a call given up while its work still runs keeps its slot until then."""
