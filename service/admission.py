@@ -16,14 +16,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 import grpc
 import grpc.aio
 
 from .errors import Shed, to_rpc_status
 from .telemetry import CALLS, GRPC
+
+# The handlers wrapped here are the service's, whatever their messages: requests and answers pass
+# through untouched, so they are typed as objects (grpc's stubs type a handler's behaviour as a
+# plain function; grpc.aio's is a coroutine function or an async generator function).
+# Aliases for the type checker only: grpc's classes are not subscriptable at run time.
+if TYPE_CHECKING:
+    Handler: TypeAlias = grpc.RpcMethodHandler[object, object]
+    Context: TypeAlias = grpc.aio.ServicerContext[object, object]
+    UnaryBehaviour: TypeAlias = Callable[[object, Context], Awaitable[object]]
+    StreamBehaviour: TypeAlias = Callable[[AsyncIterator[object], Context], AsyncIterator[object]]
 
 CALLS_BUSY_RETRY_SECONDS = 0.1
 """The RetryInfo delay of a call refused at the cap (the browser port's too): calls are short."""
@@ -62,7 +72,7 @@ def pending_options(max_calls: int | None) -> list[tuple[str, int]]:
     return [("grpc.server.max_pending_requests", limit), ("grpc.server.max_pending_requests_hard_limit", limit)]
 
 
-async def _first_request(requests: AsyncIterator[Any]) -> None:
+async def _first_request(requests: AsyncIterator[object]) -> None:
     """Read a refused stream's first request (or wait :data:`REFUSED_STREAM_READ_SECONDS` for it)
     before answering. A grpc client still sending that request when the status comes loses the
     status and reads ``INTERNAL`` "Internal error from Core" (its write fails): measured, 1,163 of
@@ -93,9 +103,9 @@ class CappedHandlers(grpc.GenericRpcHandler):
         self.inner = inner
         self.max_calls = max_calls
         self.in_flight = 0
-        self._wrapped: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+        self._wrapped: dict[str, Handler] = {}
 
-    def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler[Any, Any] | None:
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> Handler | None:
         method: str = handler_call_details.method
         wrapped = self._wrapped.get(method)
         if wrapped is None:
@@ -105,16 +115,16 @@ class CappedHandlers(grpc.GenericRpcHandler):
             wrapped = self._wrapped[method] = self._wrap(method.rsplit("/", 1)[-1], found)
         return wrapped
 
-    async def _refuse(self, name: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    async def _refuse(self, name: str, context: Context) -> None:
         CALLS.labels(name, grpc.StatusCode.RESOURCE_EXHAUSTED.name, GRPC).inc()
         status, code = to_rpc_status(calls_busy(self.max_calls))  # counts the shed
         await context.abort(code, status.details, status.trailing_metadata)
 
-    def _wrap(self, name: str, found: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
+    def _wrap(self, name: str, found: Handler) -> Handler:
         if found.unary_unary is not None:
-            unary: Any = found.unary_unary  # grpc.aio's: a coroutine function
+            unary = cast("UnaryBehaviour", found.unary_unary)  # grpc.aio's: a coroutine function
 
-            async def unary_call(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            async def unary_call(request: object, context: Context) -> object:
                 if self.in_flight >= self.max_calls:
                     await self._refuse(name, context)
                 self.in_flight += 1
@@ -129,9 +139,9 @@ class CappedHandlers(grpc.GenericRpcHandler):
                 response_serializer=found.response_serializer,
             )
         if found.stream_stream is not None:
-            stream: Any = found.stream_stream  # grpc.aio's: an async generator function
+            stream = cast("StreamBehaviour", found.stream_stream)  # grpc.aio's: an async generator function
 
-            async def stream_call(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            async def stream_call(requests: AsyncIterator[object], context: Context) -> AsyncIterator[object]:
                 if self.in_flight >= self.max_calls:
                     await _first_request(requests)
                     await self._refuse(name, context)
