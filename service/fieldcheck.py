@@ -4,9 +4,16 @@ writes it. See :func:`check_fields`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
-from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+
+if TYPE_CHECKING:
+    from google._upb._message import Descriptor as UpbDescriptor
+
+MessageDescriptor: TypeAlias = "Descriptor | UpbDescriptor"
+"""A message's descriptor: protobuf hands out its Python class or the upb extension's, alike in
+what is read here."""
 
 _VARINT = 0
 _LENGTH = 2
@@ -29,7 +36,7 @@ def _read_varint(data: bytes, at: int) -> tuple[int, int]:
         shift += 7
 
 
-def check_fields(descriptor: Any, data: bytes) -> None:
+def check_fields(descriptor: MessageDescriptor, data: bytes) -> None:
     """Raise :class:`WireError` unless ``data`` holds each field of a ``descriptor`` message at most
     once, in field-number order (a repeated field's entries in one run), and so does every
     sub-message in it: the encoding protobuf writes, which every decoder reads alike.

@@ -27,12 +27,25 @@ of random games under every preset and compares it with the message that
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
-from bigtwo.engine import CardsPlayed, Deal, Event, Kind, LastCard, Passed, Play, Ruleset, TrickEnded, mask_text
+from bigtwo.engine import (
+    CardsPlayed,
+    Deal,
+    Event,
+    Kind,
+    LastCard,
+    Passed,
+    Play,
+    Refusal,
+    Ruleset,
+    TrickEnded,
+    mask_text,
+)
 from bigtwo.engine.cache import BoundedCache, IdentityCache
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
+from google.protobuf.message import Message
 
 from . import convert as cv
 from .bounds import (
@@ -44,7 +57,7 @@ from .bounds import (
     check_seats,
     seat_counts,
 )
-from .fieldcheck import WireError, check_fields
+from .fieldcheck import MessageDescriptor, WireError, check_fields
 from .tokens import MAX_TOKEN_BYTES
 
 _VARINT = 0
@@ -86,11 +99,11 @@ def varint(value: int) -> bytes:
     return out + _SMALL_VARINTS[value]
 
 
-def _number(message: Any, name: str) -> int:
+def _number(message: Message | type[Message], name: str) -> int:
     return int(message.DESCRIPTOR.fields_by_name[name].number)
 
 
-def _tag(message: Any, name: str, wire_type: int) -> bytes:
+def _tag(message: Message | type[Message], name: str, wire_type: int) -> bytes:
     return varint(_number(message, name) << 3 | wire_type)
 
 
@@ -99,7 +112,7 @@ def delimited(tag: bytes, payload: bytes) -> bytes:
     return tag + varint(len(payload)) + payload
 
 
-def _in_field_order(message: Any, names: tuple[str, ...]) -> tuple[str, ...]:
+def _in_field_order(message: Message | type[Message], names: tuple[str, ...]) -> tuple[str, ...]:
     """``names``, checked (at import) to be in field-number order: the order a writer below joins
     those fields in. A proto change that renumbers them fails here, not in a client."""
     numbers = [_number(message, name) for name in names]
@@ -108,7 +121,7 @@ def _in_field_order(message: Any, names: tuple[str, ...]) -> tuple[str, ...]:
     return names
 
 
-def _checked(descriptor: Any, part: bytes) -> bytes:
+def _checked(descriptor: MessageDescriptor, part: bytes) -> bytes:
     """``part``, once :func:`check_fields` passed it (parts are checked once, as they are cached)."""
     check_fields(descriptor, part)
     return part
@@ -133,7 +146,7 @@ class AnswerLayout(NamedTuple):
     """The state token's field comes before the table's (ApplyMove), else after the view's."""
 
     @classmethod
-    def of(cls, message: Any, envelope: bytes = b"") -> AnswerLayout:
+    def of(cls, message: type[Message], envelope: bytes = b"") -> AnswerLayout:
         names = message.DESCRIPTOR.fields_by_name
         token_first = _number(message, "state_token") < _number(message, "table")
         middle = ("state_token", "table", "view") if token_first else ("table", "view", "state_token")
@@ -212,7 +225,7 @@ _EVENT = pb.Event.DESCRIPTOR
 _TABLE = pb.TableState.DESCRIPTOR
 
 
-def _only(message: Any, names: tuple[str, ...]) -> bytes:
+def _only(message: Message, names: tuple[str, ...]) -> bytes:
     """``message`` serialized with only the fields ``names`` (the others cleared on a copy)."""
     part = type(message)()
     part.CopyFrom(message)
@@ -536,7 +549,7 @@ def table_to_pb(deal: Deal, deal_id: str, *, deal_code: str = "") -> pb.TableSta
 PASS_OUTCOME = pb.MoveOutcome(accepted=True, is_pass=True).SerializeToString()
 
 
-def refusal_outcome(refusal: Any) -> bytes:
+def refusal_outcome(refusal: Refusal) -> bytes:
     """The outcome of a refused move (a ``MoveOutcome``)."""
     return pb.MoveOutcome(accepted=False, refusal=cv.refusal_to_pb(refusal)).SerializeToString()
 
