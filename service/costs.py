@@ -19,8 +19,9 @@ bound:
   on the 2-core development machine; docs/PERFORMANCE.md has the table. The bench prints each case's
   time beside its bound: a bound is an upper bound of what was measured, or the bench says so.
 * A call whose bound is at most :data:`LOOP_BUDGET_US` runs on the loop, any other in the pool.
-  Calls not named in :data:`BOUNDED` cost at most about the budget whatever the limits let through
-  (the longest deal's log replayed is their worst) and always run on the loop.
+  The calls of :data:`ALWAYS_ON_THE_LOOP` cost at most about the budget whatever the limits let
+  through (the longest deal's log replayed is their worst) and always run on the loop; every unary
+  RPC of the proto is in one of the two tables, or this module fails at import naming it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any
 
+from bigtwo.codec.rpcs import UNARY_RPCS, RpcTableError, check_covers
 from bigtwo.engine import Ruleset, tables_for
 from bigtwo.engine.bots import LEVELS
 from bigtwo.engine.rules import AfterPass, Switch
@@ -280,6 +282,14 @@ BOUNDED: dict[str, Callable[[Any, Any, CallInfo], Placement]] = {
     "SettleMatch": _settle_match,
 }
 """The calls whose cost within the limits can pass the budget, each with its bound."""
+ALWAYS_ON_THE_LOOP = frozenset(
+    {"ListPresets", "DescribeRuleset", "Deal", "ValidateMove", "ApplyMove", "NameCards", "ScoreDeal", "ReplayLog"}
+)
+"""The unary calls that need no bound: each costs at most about the budget whatever the limits let
+through (the longest deal's log replayed is their worst)."""
+check_covers([*BOUNDED, *ALWAYS_ON_THE_LOOP], "costs.BOUNDED with costs.ALWAYS_ON_THE_LOOP", UNARY_RPCS)
+if not ALWAYS_ON_THE_LOOP.isdisjoint(BOUNDED):
+    raise RpcTableError(f"costs: {sorted(ALWAYS_ON_THE_LOOP & BOUNDED.keys())} both bounded and always on the loop")
 
 ON_THE_LOOP = Placement(Where.LOOP, 0, "")
 
@@ -293,6 +303,7 @@ def place(method: str, request: Any, core: Any, info: CallInfo) -> Placement:
 
 
 __all__ = [
+    "ALWAYS_ON_THE_LOOP",
     "BOT_LEVELS",
     "BOUNDED",
     "LOOP_BUDGET_US",

@@ -18,6 +18,7 @@ from concurrent import futures
 from typing import Protocol, cast
 
 import grpc
+from bigtwo.codec.rpcs import BY_NAME, SERVICE_NAME, STREAM_RPCS, UNARY_RPCS, RpcTableError, check_covers, check_known
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 from google.protobuf.message import Message
@@ -51,27 +52,30 @@ from .offload import (
 from .streams import BATCH_TURNS, StreamSession, TurnBatch
 from .telemetry import initialise, logger
 
-SERVICE_NAME = "bigtwo.v1.BigTwoService"
+HANDLED_BY: dict[str, str] = {"ApplyMove": "apply_move_answer"}
+"""The core's handler of an RPC where it is not the RPC's snake_case name: ``ApplyMove`` is answered
+with the bytes :mod:`.wire` lays out (``Core.apply_move`` is the same answer as a message)."""
+check_known(HANDLED_BY, "servicer.HANDLED_BY")
 
-# RPC name -> (request class, response class, Core method name)
 UNARY: dict[str, tuple[type[Message], type[Message], str]] = {
-    "ListPresets": (api.ListPresetsRequest, api.ListPresetsResponse, "list_presets"),
-    "DescribeRuleset": (api.DescribeRulesetRequest, api.DescribeRulesetResponse, "describe_ruleset"),
-    "Deal": (api.DealRequest, api.DealResponse, "deal"),
-    "ValidateMove": (api.ValidateMoveRequest, api.ValidateMoveResponse, "validate_move"),
-    "ApplyMove": (api.ApplyMoveRequest, api.ApplyMoveResponse, "apply_move_answer"),
-    "LegalMoves": (api.LegalMovesRequest, api.LegalMovesResponse, "legal_moves"),
-    "NextHint": (api.NextHintRequest, api.NextHintResponse, "next_hint"),
-    "TimeoutMove": (api.TimeoutMoveRequest, api.TimeoutMoveResponse, "timeout_move"),
-    "SplitHand": (api.SplitHandRequest, api.SplitHandResponse, "split_hand"),
-    "NameCards": (api.NameCardsRequest, api.NameCardsResponse, "name_cards"),
-    "ScoreDeal": (api.ScoreDealRequest, api.ScoreDealResponse, "score_deal"),
-    "SettleMatch": (api.SettleMatchRequest, api.SettleMatchResponse, "settle_match"),
-    "ReplayLog": (api.ReplayLogRequest, api.ReplayLogResponse, "replay_log"),
-    "BotMove": (api.BotMoveRequest, api.BotMoveResponse, "bot_move"),
-    "PlayBots": (api.PlayBotsRequest, api.PlayBotsResponse, "play_bots"),
-    "AuditLog": (api.AuditLogRequest, api.AuditLogResponse, "audit_log"),
+    rpc.name: (rpc.request, rpc.response, HANDLED_BY.get(rpc.name, rpc.method)) for rpc in UNARY_RPCS
 }
+"""RPC name -> (request class, response class, the core's handler), for each unary RPC of the proto."""
+
+
+def _check_handlers() -> None:
+    """Fail at import when the proto has an RPC the server cannot host: a unary one without its
+    handler in :class:`~bigtwo.service.core.Core`, a stream other than PlayStream."""
+    check_covers([STREAM], "the servicer's stream handler (PlayStream's)", STREAM_RPCS)
+    missing = [
+        f"{name} (Core.{attr})" for name, (_, _, attr) in UNARY.items() if not callable(getattr(Core, attr, None))
+    ]
+    if missing:
+        raise RpcTableError(f"service/core.py's Core has no handler for {', '.join(missing)}")
+
+
+_check_handlers()
+
 SLOW = frozenset(BOUNDED)
 """Calls that may take many milliseconds (a bot's search, a whole match re-run, every play of a
 large hand): each is placed by its cost bound (:func:`.costs.place`), and one whose bound is over
@@ -262,8 +266,8 @@ class Hosting:
         }
         handlers[STREAM] = grpc.stream_stream_rpc_method_handler(
             self.stream_handler(),
-            request_deserializer=safe_deserializer(api.PlayStreamRequest),
-            response_serializer=serializer(api.PlayStreamResponse),
+            request_deserializer=safe_deserializer(BY_NAME[STREAM].request),
+            response_serializer=serializer(BY_NAME[STREAM].response),
         )
         return grpc.method_handlers_generic_handler(SERVICE_NAME, dict(handlers))
 
@@ -276,6 +280,7 @@ stream sessions are its own (:meth:`Core.session`)."""
 __all__ = [
     "AUTH_TOKEN_RULE",
     "BATCH_TURNS",
+    "HANDLED_BY",
     "MOVE_METHODS",
     "NO_DEADLINE",
     "SERVICE_NAME",

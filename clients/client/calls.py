@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
+from bigtwo.codec.rpcs import RPCS as SERVICE_RPCS
+from bigtwo.codec.rpcs import SERVICE_NAME, RpcSpec, check_known
 from bigtwo.engine import Card, DealContext, DealRecord, DealSettlement, Move, Ruleset
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
@@ -63,7 +65,7 @@ from .results import (
     RulesetInfo,
 )
 
-SERVICE = "bigtwo.v1.BigTwoService"
+SERVICE = SERVICE_NAME
 
 R = TypeVar("R", bound=Message)
 T = TypeVar("T")
@@ -84,46 +86,31 @@ class Rpc(Generic[R]):
     def path(self) -> str:
         return f"/{SERVICE}/{self.name}"
 
+    @classmethod
+    def of(cls, spec: RpcSpec) -> Rpc[Any]:
+        """The client's view of an RPC of the proto: a unary one may be sent again, the stream not."""
+        return Rpc(spec.name, spec.request, spec.response, idempotent=not spec.streaming, streaming=spec.streaming)
 
-LIST_PRESETS = Rpc("ListPresets", api.ListPresetsRequest, api.ListPresetsResponse)
-DESCRIBE_RULESET = Rpc("DescribeRuleset", api.DescribeRulesetRequest, api.DescribeRulesetResponse)
-DEAL = Rpc("Deal", api.DealRequest, api.DealResponse)
-VALIDATE_MOVE = Rpc("ValidateMove", api.ValidateMoveRequest, api.ValidateMoveResponse)
-APPLY_MOVE = Rpc("ApplyMove", api.ApplyMoveRequest, api.ApplyMoveResponse)
-LEGAL_MOVES = Rpc("LegalMoves", api.LegalMovesRequest, api.LegalMovesResponse)
-NEXT_HINT = Rpc("NextHint", api.NextHintRequest, api.NextHintResponse)
-TIMEOUT_MOVE = Rpc("TimeoutMove", api.TimeoutMoveRequest, api.TimeoutMoveResponse)
-SPLIT_HAND = Rpc("SplitHand", api.SplitHandRequest, api.SplitHandResponse)
-NAME_CARDS = Rpc("NameCards", api.NameCardsRequest, api.NameCardsResponse)
-SCORE_DEAL = Rpc("ScoreDeal", api.ScoreDealRequest, api.ScoreDealResponse)
-SETTLE_MATCH = Rpc("SettleMatch", api.SettleMatchRequest, api.SettleMatchResponse)
-REPLAY_LOG = Rpc("ReplayLog", api.ReplayLogRequest, api.ReplayLogResponse)
-BOT_MOVE = Rpc("BotMove", api.BotMoveRequest, api.BotMoveResponse)
-PLAY_STREAM = Rpc("PlayStream", api.PlayStreamRequest, api.PlayStreamResponse, idempotent=False, streaming=True)
 
-RPCS: tuple[Rpc[Any], ...] = (
-    LIST_PRESETS,
-    DESCRIBE_RULESET,
-    DEAL,
-    VALIDATE_MOVE,
-    APPLY_MOVE,
-    LEGAL_MOVES,
-    NEXT_HINT,
-    TIMEOUT_MOVE,
-    SPLIT_HAND,
-    NAME_CARDS,
-    SCORE_DEAL,
-    SETTLE_MATCH,
-    REPLAY_LOG,
-    BOT_MOVE,
-    PLAY_STREAM,
-)
-UNARY_RPCS = tuple(rpc for rpc in RPCS if not rpc.streaming)
 NOT_OFFERED = frozenset({"AuditLog", "PlayBots"})
 """RPCs of the service the client does not wrap: replay files are audited where they are read
 (:mod:`bigtwo.engine.replay`), so a client has no use for the remote audit; and this client is a
 table host, holding the state token, whose table moves its bot seats with ``BotMove`` and a seed per
 turn, while ``PlayBots`` is for a seat's device that holds only a seat token (the browser table)."""
+check_known(NOT_OFFERED, "calls.NOT_OFFERED")
+RPCS: tuple[Rpc[Any], ...] = tuple(Rpc.of(spec) for spec in SERVICE_RPCS if spec.name not in NOT_OFFERED)
+"""Every RPC of the proto the client speaks, in the proto's order (each unary one made a method by
+one builder below: tests/test_client_api.py checks that none is left without)."""
+UNARY_RPCS = tuple(rpc for rpc in RPCS if not rpc.streaming)
+_BY_NAME = {rpc.name: rpc for rpc in RPCS}
+
+
+def offered(name: str) -> Rpc[Any]:
+    """The RPC ``name`` of :data:`RPCS` (a builder names the one it sends)."""
+    return _BY_NAME[name]
+
+
+PLAY_STREAM = offered("PlayStream")
 
 
 @dataclass(slots=True)
@@ -191,7 +178,19 @@ def moved(response: api.ApplyMoveResponse | api.StreamMoveResult, game: GameRef,
 
 # -- the unary methods, one builder each ---------------------------------------------------------
 
+UNARY_METHODS: dict[str, Callable[..., Call[Any, Any]]] = {}
+"""Every unary method of both clients, by name: each builder below marked :func:`client_method`.
+The test of the clients checks that each client has exactly these, made from these builders."""
+B = TypeVar("B", bound=Callable[..., Call[Any, Any]])
 
+
+def client_method(build: B) -> B:
+    """Mark ``build`` as the builder of the clients' method of its name (:data:`UNARY_METHODS`)."""
+    UNARY_METHODS[build.__name__] = build
+    return build
+
+
+@client_method
 def list_presets(*, timeout: float | None = None) -> Call[api.ListPresetsResponse, list[PresetInfo]]:
     """The service's presets with their rulesets, fingerprints and descriptions."""
 
@@ -201,9 +200,10 @@ def list_presets(*, timeout: float | None = None) -> Call[api.ListPresetsRespons
             for p in response.presets
         ]
 
-    return Call(LIST_PRESETS, api.ListPresetsRequest(), convert, timeout)
+    return Call(offered("ListPresets"), api.ListPresetsRequest(), convert, timeout)
 
 
+@client_method
 def describe_ruleset(
     ruleset: Ruleset, *, timeout: float | None = None
 ) -> Call[api.DescribeRulesetResponse, RulesetInfo]:
@@ -217,9 +217,12 @@ def describe_ruleset(
             tuple(response.description),
         )
 
-    return Call(DESCRIBE_RULESET, api.DescribeRulesetRequest(ruleset=ruleset_to_pb(ruleset)), convert, timeout)
+    return Call(
+        offered("DescribeRuleset"), api.DescribeRulesetRequest(ruleset=ruleset_to_pb(ruleset)), convert, timeout
+    )
 
 
+@client_method
 def deal(
     ruleset: Ruleset,
     *,
@@ -249,9 +252,10 @@ def deal(
         )
         return dealt_from(response, game)
 
-    return Call(DEAL, request, convert, timeout)
+    return Call(offered("Deal"), request, convert, timeout)
 
 
+@client_method
 def apply_move(
     game: GameRef,
     move: Move | str,
@@ -271,16 +275,17 @@ def apply_move(
             request.view_seat = view_seat
         return request
 
-    return _on_game(APPLY_MOVE, game, build, lambda r: moved(r, game, index, message.text), timeout)
+    return _on_game(offered("ApplyMove"), game, build, lambda r: moved(r, game, index, message.text), timeout)
 
 
+@client_method
 def validate_move(
     game: GameRef, move: Move | str, *, seat: int | None = None, timeout: float | None = None
 ) -> Call[api.ValidateMoveResponse, Outcome]:
     """Whether ``move`` would be accepted now, and why not; nothing is applied."""
     message = move_to_pb(move, seat, game.moves_made)
     return _on_game(
-        VALIDATE_MOVE,
+        offered("ValidateMove"),
         game,
         lambda g: api.ValidateMoveRequest(game=g, move=message),
         lambda r: outcome_from_pb(r.outcome),
@@ -288,10 +293,11 @@ def validate_move(
     )
 
 
+@client_method
 def legal_moves(game: GameRef, *, timeout: float | None = None) -> Call[api.LegalMovesResponse, LegalMoves]:
     """Every play the seat to act may make, and whether it may pass."""
     return _on_game(
-        LEGAL_MOVES,
+        offered("LegalMoves"),
         game,
         lambda g: api.LegalMovesRequest(game=g),
         lambda r: LegalMoves(r.seat, plays_from_pb(r.plays), r.can_pass),
@@ -299,13 +305,14 @@ def legal_moves(game: GameRef, *, timeout: float | None = None) -> Call[api.Lega
     )
 
 
+@client_method
 def next_hint(
     game: GameRef, after: str | int | Sequence[Card] = "", *, timeout: float | None = None
 ) -> Call[api.NextHintResponse, Hint]:
     """HK's Find: the next play of the hint cycle after the current selection."""
     text = cards_text(after)
     return _on_game(
-        NEXT_HINT,
+        offered("NextHint"),
         game,
         lambda g: api.NextHintRequest(game=g, after=text),
         lambda r: Hint(play_from_pb(r.play) if r.HasField("play") else None, r.cycle_length),
@@ -313,13 +320,14 @@ def next_hint(
     )
 
 
+@client_method
 def timeout_move(
     game: GameRef, *, bot_level: str = "", timeout: float | None = None
 ) -> Call[api.TimeoutMoveResponse, Move]:
     """The move a timed-out turn makes (apply it with ``apply_move``): the rules' (HK: pass, or
     the lowest card when leading), or with ``bot_level`` that bot's (TW)."""
     return _on_game(
-        TIMEOUT_MOVE,
+        offered("TimeoutMove"),
         game,
         lambda g: api.TimeoutMoveRequest(game=g, bot_level=bot_level),
         lambda r: Move.parse(r.move.seat, r.move.text),
@@ -327,6 +335,7 @@ def timeout_move(
     )
 
 
+@client_method
 def bot_move(
     game: GameRef,
     level: str,
@@ -340,7 +349,7 @@ def bot_move(
     act, decided by the service from that seat's view only; the same game, level and seed give
     the same move. ``simulations`` / ``max_ms``: the pro search's budget (0: its default)."""
     return _on_game(
-        BOT_MOVE,
+        offered("BotMove"),
         game,
         lambda g: api.BotMoveRequest(game=g, level=level, seed=seed, simulations=simulations, max_ms=max_ms),
         lambda r: BotChoice(Move.parse(r.move.seat, r.move.text), r.name, r.level),
@@ -348,12 +357,13 @@ def bot_move(
     )
 
 
+@client_method
 def split_hand(
     ruleset: Ruleset, hand: str | int | Sequence[Card], *, timeout: float | None = None
 ) -> Call[api.SplitHandResponse, list[NamedPlay]]:
     """A hand cut into plays under ``ruleset`` (the "plays" sort order of a hand)."""
     request = api.SplitHandRequest(ruleset=ruleset_to_pb(ruleset), hand=cards_text(hand))
-    return Call(SPLIT_HAND, request, lambda r: list(plays_from_pb(r.plays)), timeout)
+    return Call(offered("SplitHand"), request, lambda r: list(plays_from_pb(r.plays)), timeout)
 
 
 def _readout(response: api.NameCardsResponse) -> Readout:
@@ -366,6 +376,7 @@ def _readout(response: api.NameCardsResponse) -> Readout:
     )
 
 
+@client_method
 def name_cards(
     cards: str | int | Sequence[Card],
     *,
@@ -379,17 +390,19 @@ def name_cards(
     text = cards_text(cards)
     if game is not None:
         return _on_game(
-            NAME_CARDS, game, lambda g: api.NameCardsRequest(cards=text, game=g, seat=seat), _readout, timeout
+            offered("NameCards"), game, lambda g: api.NameCardsRequest(cards=text, game=g, seat=seat), _readout, timeout
         )
     request = api.NameCardsRequest(cards=text, ruleset=ruleset_to_pb(ruleset or Ruleset()), table=cards_text(table))
-    return Call(NAME_CARDS, request, _readout, timeout)
+    return Call(offered("NameCards"), request, _readout, timeout)
 
 
+@client_method
 def score_deal(game: GameRef, *, timeout: float | None = None) -> Call[api.ScoreDealResponse, DealSettlement]:
     """The settlement card of a finished deal."""
-    return _on_game(SCORE_DEAL, game, lambda g: api.ScoreDealRequest(game=g), settlement_from_pb, timeout)
+    return _on_game(offered("ScoreDeal"), game, lambda g: api.ScoreDealRequest(game=g), settlement_from_pb, timeout)
 
 
+@client_method
 def score_counts(
     ruleset: Ruleset,
     cards_left: Sequence[int],
@@ -400,9 +413,10 @@ def score_counts(
     """The settlement card of cards left (and twos left) per seat under ``ruleset``: the scoring
     alone, for a deal played elsewhere."""
     counts = api.CardCounts(ruleset=ruleset_to_pb(ruleset), cards_left=list(cards_left), twos_left=list(twos_left))
-    return Call(SCORE_DEAL, api.ScoreDealRequest(counts=counts), settlement_from_pb, timeout)
+    return Call(offered("ScoreDeal"), api.ScoreDealRequest(counts=counts), settlement_from_pb, timeout)
 
 
+@client_method
 def settle_match(
     ruleset: Ruleset,
     deals: Sequence[DealRecord],
@@ -429,9 +443,10 @@ def settle_match(
             context_from_pb(response.next_context),
         )
 
-    return Call(SETTLE_MATCH, request, convert, timeout)
+    return Call(offered("SettleMatch"), request, convert, timeout)
 
 
+@client_method
 def replay_log(
     game: GameRef, *, view_seat: int | None = None, timeout: float | None = None
 ) -> Call[api.ReplayLogResponse, Replayed]:
@@ -451,28 +466,8 @@ def replay_log(
             replace(game, moves=game.moves[: response.moves_applied], token=response.state_token),
         )
 
-    return Call(REPLAY_LOG, request, convert, timeout)
+    return Call(offered("ReplayLog"), request, convert, timeout)
 
-
-UNARY_METHODS: dict[str, Callable[..., Call[Any, Any]]] = {
-    "list_presets": list_presets,
-    "describe_ruleset": describe_ruleset,
-    "deal": deal,
-    "apply_move": apply_move,
-    "validate_move": validate_move,
-    "legal_moves": legal_moves,
-    "next_hint": next_hint,
-    "timeout_move": timeout_move,
-    "bot_move": bot_move,
-    "split_hand": split_hand,
-    "name_cards": name_cards,
-    "score_deal": score_deal,
-    "score_counts": score_counts,
-    "settle_match": settle_match,
-    "replay_log": replay_log,
-}
-"""Every unary method of both clients, by name: the test of the clients checks that each client
-has exactly these, made from these builders."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -564,6 +559,8 @@ __all__ = [
     "StreamState",
     "StreamView",
     "as_method",
+    "client_method",
     "dealt_from",
     "moved",
+    "offered",
 ]

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import TypeVar
 
 import grpc
+from bigtwo.codec import rpcs
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 from google.protobuf.message import Message
 
-SERVICE_PATH = "/bigtwo.v1.BigTwoService/"
+SERVICE_PATH = f"/{rpcs.SERVICE_NAME}/"
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 """Replay files the project ships (read as text, as any client could read a file)."""
 
@@ -352,8 +353,7 @@ def build_corpus(channel: grpc.Channel, seed: int, progress: Callable[[str], Non
 
 def valid_requests(corpus: Corpus, rng: random.Random) -> dict[str, list[bytes]]:
     """Valid requests of every unary RPC (and single stream messages) from the played games."""
-    out: dict[str, list[Message]] = {name: [] for name in UNARY_RPCS}
-    out["PlayStream"] = []
+    out: dict[str, list[Message]] = {rpc.name: [] for rpc in rpcs.RPCS}
     out["ListPresets"].append(api.ListPresetsRequest())
     for game in corpus.games:
         n = len(game.moves)
@@ -416,6 +416,7 @@ def valid_requests(corpus: Corpus, rng: random.Random) -> dict[str, list[bytes]]
         out["SettleMatch"].append(api.SettleMatchRequest(ruleset=pb.Ruleset(preset=preset), deals=results))
     for text in corpus.replay_texts:
         out["AuditLog"].append(api.AuditLogRequest(replay_toml=text, want_steps=rng.random() < 0.5))
+    rpcs.check_covers([name for name, messages in out.items() if messages], "the fuzz corpus's valid requests")
     return {name: [message.SerializeToString() for message in messages] for name, messages in out.items()}
 
 
@@ -434,33 +435,19 @@ def valid_streams(corpus: Corpus, rng: random.Random) -> list[list[bytes]]:
 
 
 UNARY_RPCS: dict[str, tuple[type[Message], type[Message]]] = {
-    "ListPresets": (api.ListPresetsRequest, api.ListPresetsResponse),
-    "DescribeRuleset": (api.DescribeRulesetRequest, api.DescribeRulesetResponse),
-    "Deal": (api.DealRequest, api.DealResponse),
-    "ValidateMove": (api.ValidateMoveRequest, api.ValidateMoveResponse),
-    "ApplyMove": (api.ApplyMoveRequest, api.ApplyMoveResponse),
-    "LegalMoves": (api.LegalMovesRequest, api.LegalMovesResponse),
-    "NextHint": (api.NextHintRequest, api.NextHintResponse),
-    "TimeoutMove": (api.TimeoutMoveRequest, api.TimeoutMoveResponse),
-    "SplitHand": (api.SplitHandRequest, api.SplitHandResponse),
-    "NameCards": (api.NameCardsRequest, api.NameCardsResponse),
-    "ScoreDeal": (api.ScoreDealRequest, api.ScoreDealResponse),
-    "SettleMatch": (api.SettleMatchRequest, api.SettleMatchResponse),
-    "ReplayLog": (api.ReplayLogRequest, api.ReplayLogResponse),
-    "BotMove": (api.BotMoveRequest, api.BotMoveResponse),
-    "PlayBots": (api.PlayBotsRequest, api.PlayBotsResponse),
-    "AuditLog": (api.AuditLogRequest, api.AuditLogResponse),
+    rpc.name: (rpc.request, rpc.response) for rpc in rpcs.UNARY_RPCS
 }
-"""Every unary RPC of bigtwo.v1.BigTwoService with its request and reply messages."""
+"""Every unary RPC of bigtwo.v1.BigTwoService with its request and reply messages (from the
+descriptor, :mod:`bigtwo.codec.rpcs`)."""
 STREAM_RPCS: dict[str, tuple[type[Message], type[Message]]] = {
-    "PlayStream": (api.PlayStreamRequest, api.PlayStreamResponse),
+    rpc.name: (rpc.request, rpc.response) for rpc in rpcs.STREAM_RPCS
 }
 
 
 def check_rpc_table() -> None:
-    """Fail loudly when the proto grew an RPC this fuzzer does not attack."""
-    service = api.DESCRIPTOR.services_by_name["BigTwoService"]
-    known = set(UNARY_RPCS) | set(STREAM_RPCS)
-    missing = sorted(method.name for method in service.methods if method.name not in known)
-    if missing:
-        raise RuntimeError(f"the fuzzer does not know these RPCs of the proto: {missing}")
+    """Fail loudly when the proto grew an RPC this fuzzer does not attack: one with no hostile
+    builder (tests/fuzz/hostile.py checks so at import) or no valid request (checked as the corpus
+    is built, :func:`valid_requests`)."""
+    from fuzz import hostile  # the hostile builders read this module's corpus
+
+    hostile.check_builders()

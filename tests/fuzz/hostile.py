@@ -14,6 +14,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bigtwo.codec import rpcs
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 from google.protobuf.message import Message
@@ -492,6 +493,17 @@ class Hostile:
             flood = api.PlayStreamRequest(move=api.StreamMove(move=move)).SerializeToString()
             return conversation[:1] + [flood] * rng.choice((100, 500)), "flood"
         return conversation[:1], "open-only"
+
+
+def check_builders() -> None:
+    """Fail loudly when the proto has a unary RPC with no hostile builder here (a method of
+    :class:`Hostile` named as the RPC), or a stream other than PlayStream (:meth:`Hostile.stream`)."""
+    builders = [name for name in vars(Hostile) if name[:1].isupper()]
+    rpcs.check_covers(builders, "tests/fuzz/hostile.py's Hostile builders", rpcs.UNARY_RPCS)
+    rpcs.check_covers(["PlayStream"], "tests/fuzz/hostile.py's stream conversations (Hostile.stream)", rpcs.STREAM_RPCS)
+
+
+check_builders()
 
 
 # --- replay texts -------------------------------------------------------------------------------
