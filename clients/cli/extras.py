@@ -42,7 +42,8 @@ EXTRA_OF_MODULE: Mapping[str, str] = {
     "fsspec": "distributed",
     "locust": "load",
     "redis": "ledger",  # the spent-token ledger (bigtwo serve --token-ledger)
-    "numpy": "dev",
+    "numpy": "learned",  # the learned bot level's forward pass
+    "torch": "train",  # training it (python -m bigtwo.tools.learn)
 }
 
 

@@ -1,0 +1,129 @@
+"""``python -m bigtwo.tools.learn``: train the ``learned`` level, export its weights, evaluate them.
+
+    python -m bigtwo.tools.learn train --out .tools/learn/run1 --seed 1 --max-minutes 60
+    python -m bigtwo.tools.learn train --out .tools/learn/run1 --max-minutes 60   # resumes
+    python -m bigtwo.tools.learn export --out .tools/learn/run1
+    python -m bigtwo.tools.learn eval --deals 400 [--weights FILE.npz]
+
+``train`` starts a run in ``--out``, or resumes the checkpoint already there (its configuration
+wins; only the stopping limits are read from the command line). Progress goes to stderr: deals/s,
+loss, and each evaluation point (also kept in ``--out``/curve.json). Uses CUDA when present.
+``export`` writes the checkpoint's network into the package (engine/bots/learned_weights.npz) with
+learned_weights.json beside it (command, seed, deals, steps and the curve's last point).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .model import to_numpy
+from .train import CHECKPOINT, Config, Trainer, evaluate
+
+PACKAGE_WEIGHTS = Path(__file__).resolve().parents[2] / "engine" / "bots" / "learned_weights.npz"
+
+
+def _train(args: argparse.Namespace) -> int:
+    torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    if (out / CHECKPOINT).is_file():
+        trainer = Trainer.resume(out, args.device)
+        print(f"resuming {out / CHECKPOINT}: deals {trainer.deals}, steps {trainer.steps}", file=sys.stderr)
+    else:
+        overrides = {
+            k: v
+            for k, v in {
+                "seed": args.seed,
+                "warm_deals": args.warm_deals,
+                "eval_every": args.eval_every,
+                "eval_deals": args.eval_deals,
+                "checkpoint_every": args.checkpoint_every,
+            }.items()
+            if v is not None
+        }
+        trainer = Trainer(Config(**overrides), out, args.device)
+        print(f"new run in {out}: {json.dumps(asdict(trainer.config))}", file=sys.stderr)
+    print(f"device {trainer.device}, torch threads {torch.get_num_threads()}", file=sys.stderr)
+    minutes = args.max_minutes
+    trainer.run(args.max_deals, None if minutes is None else minutes * 60)
+    print(f"checkpoint {out / CHECKPOINT}: deals {trainer.deals}, steps {trainer.steps}", file=sys.stderr)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    trainer = Trainer.resume(out, "cpu")
+    target = Path(args.to)
+    arrays = to_numpy(trainer.net)
+    temporary = target.with_name(target.name + ".tmp.npz")
+    np.savez_compressed(temporary, **arrays)
+    os.replace(temporary, target)
+    record = {
+        "trained_by": "python -m bigtwo.tools.learn train --out " + str(out) + f" --seed {trainer.config.seed}",
+        "config": asdict(trainer.config),
+        "seed": trainer.config.seed,
+        "deals": trainer.deals,
+        "steps": trainer.steps,
+        "train_minutes": round(trainer.seconds / 60, 1),
+        "curve": trainer.curve,
+        "figures": (
+            "curve: learned - opponent, points per deal, seating field under the PPO agent's ruleset, "
+            "held-out deals, 95% intervals (docs/BOTS.md)"
+        ),
+    }
+    target.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n")
+    print(
+        f"wrote {target} and {target.with_suffix('.json')} (deals {trainer.deals}, steps {trainer.steps})",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from bigtwo.engine.bots.learned import load_weights
+
+    weights = load_weights(args.weights)
+    print(json.dumps(evaluate(weights, args.deals, args.seed, tuple(args.against.split(","))), indent=1))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bigtwo.tools.learn", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    train = sub.add_parser("train", help="start or resume a run")
+    train.add_argument("--out", required=True, help="the run's folder (checkpoint.pt, curve.json)")
+    train.add_argument("--seed", type=int, default=None)
+    train.add_argument("--warm-deals", type=int, default=None)
+    train.add_argument("--eval-every", type=int, default=None)
+    train.add_argument("--eval-deals", type=int, default=None)
+    train.add_argument("--checkpoint-every", type=int, default=None)
+    train.add_argument("--max-minutes", type=float, default=None)
+    train.add_argument("--max-deals", type=int, default=None)
+    train.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    train.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    train.set_defaults(run=_train)
+    export = sub.add_parser("export", help="write a run's network into the package")
+    export.add_argument("--out", required=True)
+    export.add_argument("--to", default=str(PACKAGE_WEIGHTS))
+    export.set_defaults(run=_export)
+    ev = sub.add_parser("eval", help="learned against great and the PPO agent on held-out deals")
+    ev.add_argument("--weights", default=None, help="an .npz (default: the shipped weights)")
+    ev.add_argument("--deals", type=int, default=400)
+    ev.add_argument("--seed", type=int, default=4242)
+    ev.add_argument("--against", default="great,ppo")
+    ev.set_defaults(run=_eval)
+    args = parser.parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
