@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
@@ -117,6 +117,18 @@ BATCH_TURNS = 6
 """Turns of the event loop that stream messages are gathered for before they are handled."""
 
 
+_Result = TypeVar("_Result")
+
+
+class _Waiting(Protocol):
+    """What the batch does with a call's future whatever its result type: the result itself is set
+    by the call's own step, made where that type is known."""
+
+    def cancelled(self) -> bool: ...
+    def cancel(self) -> bool: ...
+    def set_exception(self, exception: BaseException, /) -> None: ...
+
+
 class TurnBatch:
     """Stream messages that arrive within :data:`BATCH_TURNS` turns of the event loop, handled
     together, back to back.
@@ -129,18 +141,24 @@ class TurnBatch:
     """
 
     def __init__(self) -> None:
-        self.pending: list[tuple[Callable[..., Any], tuple[Any, ...], asyncio.Future[Any]]] = []
+        self.pending: list[tuple[Callable[[], None], _Waiting]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
 
-    def call(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
-        """``fn(*args)``'s result, or what it raised, once the batch has run."""
+    def call(self, fn: Callable[..., _Result], *args: object) -> asyncio.Future[_Result]:
+        """``fn(*args)``'s result, or what it raised, once the batch has run. (The arguments are not
+        checked against ``fn``: the servicer hands over a stream's request as the message type it
+        decoded, which it does not narrow to ``PlayStreamRequest``.)"""
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[_Result] = loop.create_future()
+
+        def step() -> None:
+            future.set_result(fn(*args))
+
         if self.loop is not loop:  # no turn scheduled on this loop yet
             self.loop = loop
             self.pending = []
             loop.call_soon(self._wait, BATCH_TURNS - 1)
-        self.pending.append((fn, args, future))
+        self.pending.append((step, future))
         return future
 
     def _wait(self, turns: int) -> None:
@@ -151,15 +169,15 @@ class TurnBatch:
 
     def _run(self) -> None:
         pending, self.pending, self.loop = self.pending, [], None
-        for position, (fn, args, future) in enumerate(pending):
+        for position, (step, future) in enumerate(pending):
             if future.cancelled():  # the call ended meanwhile
                 continue
             try:
-                future.set_result(fn(*args))
+                step()
             except Exception as exc:
                 future.set_exception(exc)
             except BaseException:  # the process is stopping: end the waiting calls, hang none
-                for _fn, _args, waiting in pending[position:]:
+                for _step, waiting in pending[position:]:
                     waiting.cancel()
                 raise
 
