@@ -262,8 +262,11 @@ class Host(Protocol):
     expected_auth: bytes
     """``Bearer <token>`` as bytes, or empty: no bearer token is asked for."""
     log_calls: bool
-    log: CallLog
     streams: OpenStreams
+
+    @property
+    def log(self) -> CallLog:
+        """Read only (a property, so a host may hold a logger of a wider type, structlog's)."""
 
 
 class CallScope:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from wsgiref.simple_server import WSGIServer
 
 import structlog
 from bigtwo.engine.cache import cache_stats
@@ -24,6 +25,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histo
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
+from structlog.typing import FilteringBoundLogger
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -232,7 +234,9 @@ class WorkerProcesses(Collector):
         return list(families.values())
 
 
-def start_metrics_server(host: str, port: int, workers: Callable[[], Sequence[int | None]] | None = None) -> Any:
+def start_metrics_server(
+    host: str, port: int, workers: Callable[[], Sequence[int | None]] | None = None
+) -> tuple[WSGIServer, threading.Thread]:
     """Serve /metrics on ``host:port``. In multiprocess mode, the merged files of every worker,
     plus ``workers()``' process metrics (the pids of the server processes)."""
     if os.environ.get(MULTIPROC_ENV):
@@ -263,5 +267,7 @@ def configure_logging(level: str = "info") -> None:
     )
 
 
-def logger() -> Any:
-    return structlog.get_logger("bigtwo.service")
+def logger() -> FilteringBoundLogger:
+    """The service's logger (what :func:`configure_logging` made it: a filtering bound logger)."""
+    log: FilteringBoundLogger = structlog.get_logger("bigtwo.service")
+    return log
