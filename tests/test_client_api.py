@@ -228,3 +228,20 @@ def test_the_one_retry_mechanism_sends_again_only_what_it_is_told_and_while_atte
 
     assert asyncio.run(aio()) == (1, [0, 1])
     assert all(0.00005 <= policy.delay(n, random.Random(n)) <= 0.0002 for n in range(5)), "jitter within bounds"
+
+
+def test_the_packages_public_names_are_those_of_their_modules() -> None:
+    """bigtwo.client declares its public names once (``_HOME_OF``), each fetched on first use from
+    the module it names; each is a name of that module's ``__all__``, so the lists cannot drift."""
+    import importlib
+
+    import bigtwo.client as package
+
+    assert package.__all__ == sorted(package._HOME_OF)
+    for name in package.__all__:
+        home = importlib.import_module(f"bigtwo.client.{package._HOME_OF[name]}")
+        assert name in home.__all__, f"bigtwo.client.{name}: not in {home.__name__}.__all__"
+        assert getattr(package, name) is getattr(home, name), name
+    assert set(package.__all__) <= set(dir(package))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        package.nope  # noqa: B018

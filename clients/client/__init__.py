@@ -11,6 +11,7 @@ up by.
 
 from __future__ import annotations
 
+from importlib import import_module
 from importlib.util import find_spec
 from typing import Any
 
@@ -36,51 +37,56 @@ if (_absent := _missing(CLIENT_MODULES)) is not None:
         name=_absent,
     )
 
-_CLIENT_NAMES = frozenset(
-    {
-        "AsyncBigTwoClient",
-        "AsyncPlayStream",
-        "BigTwoClient",
-        "BigTwoDeadlineExceeded",
-        "BigTwoError",
-        "BigTwoFailedPrecondition",
-        "BigTwoInternal",
-        "BigTwoInvalidArgument",
-        "BigTwoResourceExhausted",
-        "BigTwoUnauthenticated",
-        "BigTwoUnavailable",
-        "BotChoice",
-        "Dealt",
-        "FieldViolation",
-        "GameRef",
-        "Hint",
-        "LegalMoves",
-        "MatchStanding",
-        "MoveResult",
-        "NamedPlay",
-        "Outcome",
-        "PlayStream",
-        "PresetInfo",
-        "Readout",
-        "RefusalInfo",
-        "Replayed",
-        "RetryPolicy",
-        "RulesetInfo",
-        "SeatHand",
-        "Security",
-        "TableView",
-    }
-)
-_TABLE_NAMES = frozenset({"Table", "Seat", "DealOutcome", "bot_seat", "script_seat"})
+_HOME_OF: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "AsyncBigTwoClient",
+            "AsyncPlayStream",
+            "BigTwoClient",
+            "BigTwoDeadlineExceeded",
+            "BigTwoError",
+            "BigTwoFailedPrecondition",
+            "BigTwoInternal",
+            "BigTwoInvalidArgument",
+            "BigTwoResourceExhausted",
+            "BigTwoUnauthenticated",
+            "BigTwoUnavailable",
+            "BotChoice",
+            "Dealt",
+            "FieldViolation",
+            "GameRef",
+            "Hint",
+            "LegalMoves",
+            "MatchStanding",
+            "MoveResult",
+            "NamedPlay",
+            "Outcome",
+            "PlayStream",
+            "PresetInfo",
+            "Readout",
+            "RefusalInfo",
+            "Replayed",
+            "RetryPolicy",
+            "RulesetInfo",
+            "SeatHand",
+            "Security",
+            "TableView",
+        ),
+        "client",
+    ),
+    **dict.fromkeys(("DealOutcome", "Seat", "Table", "bot_seat", "script_seat"), "table"),
+}
+"""The package's public names, declared here once, each with the module it comes from (a name of
+that module's ``__all__``: tests/test_client_api.py checks each)."""
+__all__ = sorted(_HOME_OF)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _CLIENT_NAMES:
-        from . import client
+    home = _HOME_OF.get(name)
+    if home is None:
+        raise AttributeError(f"module 'bigtwo.client' has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{home}"), name)
 
-        return getattr(client, name)
-    if name in _TABLE_NAMES:
-        from . import table
 
-        return getattr(table, name)
-    raise AttributeError(f"module 'bigtwo.client' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

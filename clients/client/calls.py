@@ -1,9 +1,11 @@
-"""The one table of the client's RPCs, and each public call as a pure builder.
+"""The client's RPCs, and each public call as a pure builder.
 
-:data:`RPCS` lists every RPC the client speaks (name, request and response types, whether it may
-be sent again). Each unary method of the clients is one builder here: it takes the method's public
-arguments and returns a :class:`Call` (the RPC, its request, the converter of its answer and, for a
-call on a game sent with its token, the same request with the whole log). Each client turns every
+:data:`RPCS` holds every RPC the client speaks (name, request and response types, whether it may
+be sent again), read from the service's descriptor (:mod:`bigtwo.codec.rpcs`): every RPC of the
+proto but those of :data:`NOT_OFFERED`. Each unary method of the clients is one builder here: it
+takes the method's public arguments and returns a :class:`Call` (the RPC, its request, the
+converter of its answer and, for a call on a game sent with its token, the same request with the
+whole log). Each client turns every
 builder of :data:`UNARY_METHODS` into a method (:func:`bigtwo.client.sync_client.unary`,
 :func:`bigtwo.client.aio_client.unary`), so a method, its signature and its docstring are written
 once and the sync and asyncio clients cannot drift apart; they differ only in how they transport
