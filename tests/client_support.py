@@ -1,81 +1,37 @@
-"""Helpers for the client tests: a server on a chosen port (so it can be restarted on the same one),
+"""Helpers for the client tests: a server on a chosen port (restarted on the same one),
 a deterministic autoplayer, and a self-signed certificate authority made with ``cryptography``."""
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
-import signal
-import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from service_support import KEY_A, free_port
+from bigtwo.tools.local_server import LocalServer
+from service_support import KEY_A
 
 BIGTWO = str(Path(sys.executable).with_name("bigtwo"))
 
 
-class Server:
-    """``bigtwo serve`` on 127.0.0.1:``port`` (free when not given); :meth:`stop` always ends it."""
+class Server(LocalServer):
+    """``bigtwo serve`` on 127.0.0.1:``port`` (free when not given), started at once, not waited for;
+    each :meth:`start` writes a log of its own. :meth:`stop` always ends it."""
 
     def __init__(self, tmp: Path, *args: str, port: int | None = None, keys: str = KEY_A) -> None:
         self.tmp = tmp
-        self.args = args
-        self.port = port or free_port()
-        self.keys = keys
-        self.target = f"127.0.0.1:{self.port}"
         self.starts = 0
-        self.process: subprocess.Popen[bytes] | None = None
-        self.start()
+        super().__init__(*args, port=port, grace=1, keys=keys, home=tmp / "home", log=tmp / "server.log", wait=False)
 
     def start(self) -> None:
         self.starts += 1
         self.log_path = self.tmp / f"server-{self.port}-{self.starts}.log"
-        env = {**os.environ, "BIGTWO_TOKEN_KEYS": self.keys, "BIGTWO_HOME": str(self.tmp / "home")}
-        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-        command = [sys.executable, "-m", "bigtwo.cli.main", "serve", "--port", str(self.port)]
-        command += ["--metrics-port", "0", "--grace", "1", *self.args]
-        with self.log_path.open("w") as log:
-            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-
-    def wait_ready(self, timeout: float = 120) -> None:
-        """Until the port accepts a call (any answer, even UNAUTHENTICATED or a TLS refusal)."""
-        import socket
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                raise RuntimeError(f"server exited {self.process.returncode}: {self.log()}")
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise TimeoutError(f"server on {self.port} not ready")
-
-    def log(self) -> str:
-        return self.log_path.read_text() if self.log_path.exists() else ""
+        super().start()
 
     def calls(self, method: str) -> int:
         return sum(1 for line in self.log().splitlines() if f'"method": "{method}"' in line)
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait()
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
 
 
 def hint_or_pass(client: Any, game: Any) -> str:

@@ -1,15 +1,10 @@
-"""Helpers for the service tests: free ports, a server subprocess that is always stopped, rich
-status details."""
+"""Helpers for the service tests: a server subprocess that is always stopped (on free ports:
+bigtwo.tools.local_server, the one home of both, re-exported here), rich status details."""
 
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import socket
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +12,7 @@ from typing import Any
 import grpc
 from bigtwo.engine import Deal
 from bigtwo.service import convert as cv
+from bigtwo.tools.local_server import LocalServer, free_port
 from bigtwo.v1 import types_pb2 as pb
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
@@ -24,12 +20,6 @@ from grpc_status import rpc_status
 KEY_A = "test-key-a-" + "a" * 40
 KEY_B = "test-key-b-" + "b" * 40
 CODE = "0000003NQK8N1"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 MAKE_RUN_PORTS = (50051, 9464, 8080)
@@ -58,8 +48,10 @@ def holding_make_run_ports() -> Iterator[list[int]]:
             sock.close()
 
 
-class ServerProcess:
-    """``bigtwo serve`` in a subprocess; logs go to a file; :meth:`stop` always ends it."""
+class ServerProcess(LocalServer):
+    """``bigtwo serve`` for a test (:class:`~bigtwo.tools.local_server.LocalServer`): token key
+    ``keys``, its home and its log in ``tmp``, /metrics on a free port with ``metrics``, a 5 s grace;
+    with ``wait``, started when its health says SERVING. :meth:`stop` always ends it."""
 
     def __init__(
         self,
@@ -71,69 +63,36 @@ class ServerProcess:
         wait: bool = True,
         preexec_fn: Callable[[], None] | None = None,
     ) -> None:
-        self.port = free_port()
-        self.metrics_port = free_port() if metrics else 0
-        self.log_path = tmp / f"server-{self.port}.log"
-        environment = {**os.environ, "BIGTWO_TOKEN_KEYS": keys, "BIGTWO_HOME": str(tmp / "home"), **(env or {})}
-        environment.pop("PROMETHEUS_MULTIPROC_DIR", None)
-        command = [
-            sys.executable,
-            "-m",
-            "bigtwo.cli.main",
-            "serve",
-            "--port",
-            str(self.port),
-            "--metrics-port",
-            str(self.metrics_port),
-            "--grace",
-            "5",
+        port = free_port()
+        super().__init__(
             *args,
-        ]
-        self.log_file = self.log_path.open("w")
-        self.process = subprocess.Popen(
-            command, env=environment, stdout=self.log_file, stderr=subprocess.STDOUT, preexec_fn=preexec_fn
+            port=port,
+            metrics=metrics,
+            grace=5,
+            keys=keys,
+            home=tmp / "home",
+            env=env,
+            log=tmp / f"server-{port}.log",
+            preexec_fn=preexec_fn,
+            wait=wait,
         )
-        self.target = f"127.0.0.1:{self.port}"
-        if wait:
-            self.wait_ready()
 
-    def wait_ready(self, timeout: float = 120) -> None:
-        """Generous: a loaded machine may take tens of seconds to start a server; one that exits
-        is reported at once."""
-        channel = grpc.insecure_channel(self.target)
-        ready = grpc.channel_ready_future(channel)
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"server exited {self.process.returncode}: {self.log()}")
-                try:
-                    ready.result(timeout=0.5)
-                    return
-                except grpc.FutureTimeoutError:
-                    if time.monotonic() > deadline:
-                        raise
-        finally:
-            ready.cancel()
-            channel.close()
 
-    def log(self) -> str:
-        self.log_file.flush()
-        return self.log_path.read_text()
-
-    def terminate(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-
-    def stop(self) -> int:
-        self.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.log_file.close()
-        return int(self.process.returncode)
+@contextlib.contextmanager
+def replicas(tmp: Path, count: int, *args: str, metrics: bool = False, **ready: Any) -> Iterator[list[ServerProcess]]:
+    """``count`` servers started side by side (a loaded machine starts them together), each waited
+    for (``ready``: :meth:`ServerProcess.wait_ready`'s options, TLS credentials say), all stopped at
+    the end, whatever the outcome."""
+    servers = [ServerProcess(tmp, *args, metrics=metrics, wait=False) for _ in range(count)]
+    try:
+        for server in servers:
+            server.wait_ready(**ready)
+        yield servers
+    finally:
+        for server in servers:
+            server.terminate()
+        for server in servers:
+            server.stop()
 
 
 def details(error: grpc.RpcError) -> dict[str, Any]:

@@ -227,8 +227,8 @@ def test_tls_mutual_tls_and_bearer_tokens(tmp_path: Path) -> None:
         "s3cret-bearer-0123456789",
     )
     try:
-        tls.wait_ready()
-        mtls.wait_ready()
+        tls.wait_listening()  # TLS, the second with client certificates: a plaintext health check fails
+        mtls.wait_listening()
         with BigTwoClient(tls.target, tls=True, ca_file=str(pki.ca)) as client:
             assert client.deal(RULES, deal_code=CODE).deal_code == CODE
         with BigTwoClient(tls.target, retry=no_retry, timeout=3) as plain, pytest.raises(BigTwoUnavailable):

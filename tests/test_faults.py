@@ -33,6 +33,7 @@ from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import service_pb2_grpc as rpc
 from bigtwo.v1 import types_pb2 as pb
 from service_support import ServerProcess
+from service_support import replicas as started_replicas
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -45,14 +46,8 @@ RETRY = RetryPolicy(attempts=10, initial_backoff=0.05, max_backoff=0.5)
 
 @pytest.fixture
 def replicas(tmp_path: Path) -> Iterator[list[ServerProcess]]:
-    servers = [ServerProcess(tmp_path, "--no-call-log", metrics=False, wait=False) for _ in range(3)]
-    try:
-        for server in servers:
-            server.wait_ready()
+    with started_replicas(tmp_path, 3, "--no-call-log") as servers:
         yield servers
-    finally:
-        for server in servers:
-            server.stop()
 
 
 # -- one game as a front end plays it ------------------------------------------------------------------

@@ -109,7 +109,7 @@ def test_the_web_judge_reads_both_protocols_and_flags_what_is_outside_the_model(
     outside the error model (a bare HTTP error) is a finding."""
     port = free_port()
     with ServerUnderTest("aio", tmp_path, rss_cap_mb=1024, extra_args=("--web-port", str(port))) as server:
-        server.wait_healthy()
+        server.wait_ready()
         base = f"http://127.0.0.1:{port}"
         presets = api.ListPresetsRequest().SerializeToString()
         for protocol in WEB_PROTOCOLS:
@@ -208,7 +208,7 @@ def lone_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[
             if holder:
                 holder[-1].stop()
             server = ServerUnderTest("aio", folder / str(len(holder)), rss_cap_mb=1024)
-            server.wait_healthy()
+            server.wait_ready()
             holder.append(server)
         return holder[-1]
 
@@ -273,7 +273,7 @@ def test_streams_ending_in_errors_do_not_grow_memory(tmp_path: Path, mode: str, 
     garbage = [b"\xff\xff"]
     early_move = [api.PlayStreamRequest(move=api.StreamMove(move=pb.Move(index=0, text="pass"))).SerializeToString()]
     with ServerUnderTest(mode, tmp_path, rss_cap_mb=1024) as server:
-        server.wait_healthy()
+        server.wait_ready()
         with grpc.insecure_channel(server.target) as channel:
             stream = channel.stream_stream("/bigtwo.v1.BigTwoService/PlayStream")
 

@@ -74,7 +74,7 @@ def test_a_rapid_reset_burst_is_ended_with_goaway(tmp_path: Path) -> None:
     """One attack alone, against a fresh server: a seeded burst of streams opened and reset at once."""
     port = free_port()
     with ServerUnderTest("aio", tmp_path, rss_cap_mb=1024, extra_args=("--web-port", str(port))) as server:
-        server.wait_healthy()
+        server.wait_ready()
         h2 = RawH2(port, time.monotonic() + 8)
         try:
             rapid_reset(h2, random.Random(0), 1000 / 3000)

@@ -10,9 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import grpc
 import pytest
-from service_support import free_port
+from bigtwo.tools.local_server import LocalServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,15 +71,11 @@ def test_a_server_and_a_command_write_only_to_the_temporary_home(real_home: Path
     config go to ``MPLCONFIGDIR``. Neither touches the real home or the repository."""
     before_home = _snapshot(real_home / ".bigtwo")
     before_repository = _repository_status()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGTWO_TOKEN_KEYS")}
-    env.pop("BIGTWO_HOME")  # the fallback: the home folder's .bigtwo
-    port = free_port()
-    command = [sys.executable, "-m", "bigtwo.cli.main", "serve", "--port", str(port), "--metrics-port", "0"]
-    log = (tmp_path / "serve.log").open("w")
-    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    # No token keys and no BIGTWO_HOME: the fallback, the home folder's .bigtwo.
+    server = LocalServer(
+        unset=("BIGTWO_TOKEN_KEYS", "BIGTWO_TOKEN_KEYS_FILE", "BIGTWO_HOME"), cwd=ROOT, log=tmp_path / "serve.log"
+    )
     try:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            grpc.channel_ready_future(channel).result(timeout=60)
         plot = subprocess.run(
             [sys.executable, "-c", "import matplotlib; print(matplotlib.get_configdir(), matplotlib.get_cachedir())"],
             cwd=ROOT,
@@ -90,9 +85,7 @@ def test_a_server_and_a_command_write_only_to_the_temporary_home(real_home: Path
             check=True,
         )
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
+        server.stop(30)
     assert (Path(os.environ["HOME"]) / ".bigtwo" / "dev-signing-key").is_file()
     for folder in plot.stdout.split():
         assert _inside(folder, Path(os.environ["MPLCONFIGDIR"])), plot.stdout

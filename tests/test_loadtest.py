@@ -19,7 +19,7 @@ from bigtwo.tools.loadtest.generator import LoadConfig, LoadResult, run
 from bigtwo.tools.loadtest.report import percentile, recovery, summary
 from bigtwo.tools.loadtest.runner import split
 from prometheus_client.parser import text_string_to_metric_families
-from service_support import ServerProcess, children_of
+from service_support import ServerProcess, children_of, replicas
 
 pytestmark = pytest.mark.timeout(120)
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,15 +28,8 @@ LOCUSTFILE = ROOT / "deploy" / "locust" / "locustfile.py"
 
 @pytest.fixture(scope="module")
 def two(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[ServerProcess]]:
-    tmp = tmp_path_factory.mktemp("loadtest")
-    servers = [ServerProcess(tmp, "--no-call-log", metrics=False, wait=False) for _ in range(2)]
-    try:
-        for server in servers:
-            server.wait_ready()
+    with replicas(tmp_path_factory.mktemp("loadtest"), 2, "--no-call-log") as servers:
         yield servers
-    finally:
-        for server in servers:
-            server.stop()
 
 
 def bigtwo(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:

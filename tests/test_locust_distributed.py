@@ -36,6 +36,7 @@ import pytest
 from client_support import Pki, make_pki
 from prometheus_client.parser import text_string_to_metric_families
 from service_support import ServerProcess, free_port
+from service_support import replicas as started_replicas
 
 # Not importorskip: importing locust monkey-patches this process for gevent, which stalls gRPC here.
 pytestmark = [
@@ -93,32 +94,15 @@ def pki(tmp_path: Path) -> Pki:
     return make_pki(tmp_path)
 
 
-def wait_ready_tls(server: ServerProcess, ca: bytes, timeout: float = 120) -> None:
-    """As ServerProcess.wait_ready, over TLS: READY only once a handshake verified the server."""
-    channel = grpc.secure_channel(
-        server.target,
-        grpc.ssl_channel_credentials(root_certificates=ca),
-        options=[("grpc.ssl_target_name_override", "localhost")],
-    )
-    try:
-        grpc.channel_ready_future(channel).result(timeout=timeout)
-    except grpc.FutureTimeoutError:
-        raise RuntimeError(f"no TLS server on {server.target}: {server.log()}") from None
-    finally:
-        channel.close()
-
-
 @pytest.fixture
 def replicas(tmp_path: Path, pki: Pki) -> Iterator[list[ServerProcess]]:
+    """Two TLS replicas with /metrics, ready once their health answered over a verified handshake."""
     tls = ("--tls-cert", str(pki.server_cert), "--tls-key", str(pki.server_key))
-    servers = [ServerProcess(tmp_path, "--no-call-log", *tls, wait=False) for _ in range(2)]
-    try:
-        for server in servers:
-            wait_ready_tls(server, pki.ca.read_bytes())
+    ca = grpc.ssl_channel_credentials(root_certificates=pki.ca.read_bytes())
+    with started_replicas(
+        tmp_path, 2, "--no-call-log", *tls, metrics=True, credentials=ca, server_name="localhost"
+    ) as servers:
         yield servers
-    finally:
-        for server in servers:
-            server.stop()
 
 
 def counters(server: ServerProcess) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -230,14 +214,8 @@ def test_a_master_and_two_workers_play_checked_deals_on_both_replicas(
 
 @pytest.fixture
 def plain_replicas(tmp_path: Path) -> Iterator[list[ServerProcess]]:
-    servers = [ServerProcess(tmp_path, "--no-call-log", metrics=False, wait=False) for _ in range(2)]
-    try:
-        for server in servers:
-            server.wait_ready()
+    with started_replicas(tmp_path, 2, "--no-call-log") as servers:
         yield servers
-    finally:
-        for server in servers:
-            server.stop()
 
 
 STREAM_USERS = 48

@@ -141,7 +141,7 @@ def settled_rss_kb(server: ServerUnderTest) -> int:
 
 def test_rss_growth_stays_under_50_mb_with_random_rulesets_and_bots(tmp_path: Path) -> None:
     with ServerUnderTest("aio", tmp_path, rss_cap_mb=2048) as server:
-        server.wait_healthy()
+        server.wait_ready()
         with grpc.insecure_channel(server.target) as channel:
             domain = discover_options(channel)
         load = Load(limit=WARMUP)

@@ -26,7 +26,7 @@ from bigtwo.client import AsyncBigTwoClient
 from bigtwo.client.client import BigTwoError, TableView
 from bigtwo.engine import Deal, DealCode, deal_from_code, mask_text, preset
 from bigtwo.tools.loadtest.generator import LoadConfig, run
-from service_support import ServerProcess
+from service_support import ServerProcess, replicas
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -38,14 +38,8 @@ RULES = preset("classic")
 
 @pytest.fixture
 def three(tmp_path: Path) -> Iterator[list[ServerProcess]]:
-    servers = [ServerProcess(tmp_path, "--no-call-log", metrics=False, wait=False) for _ in range(3)]
-    try:
-        for server in servers:
-            server.wait_ready()
+    with replicas(tmp_path, 3, "--no-call-log") as servers:
         yield servers
-    finally:
-        for server in servers:
-            server.stop()
 
 
 @dataclass

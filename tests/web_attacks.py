@@ -15,11 +15,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import select
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +29,7 @@ import h2.connection
 import h2.events
 import h2.exceptions
 import h2.settings
+from bigtwo.tools.local_server import LocalServer, free_port
 
 SERVICE = "bigtwo.v1.BigTwoService"
 HOST = "127.0.0.1"
@@ -379,52 +377,21 @@ def silent_stream(port: int, limit: float, timeout_ms: int | None = None) -> tup
 # -- a server to attack, and the measuring script ----------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
+def start_server(folder: Path, *args: str, grace: float = 5.0) -> LocalServer:
+    """``bigtwo serve`` with its browser port, of whichever checkout ``bigtwo`` imports from, once its
+    health says SERVING (the browser port is up before that)."""
+    port = free_port()
+    keys = "attack-key-" + "a" * 40
+    return LocalServer(
+        *args, port=port, web=True, grace=grace, keys=keys, home=folder, log=folder / f"server-{port}.log"
+    )
 
 
-class Server:
-    """``bigtwo serve`` with its browser port, of whichever checkout ``bigtwo`` imports from."""
-
-    def __init__(self, folder: Path, *args: str, grace: float = 5.0) -> None:
-        self.port, self.web_port = free_port(), free_port()
-        self.log_path = folder / f"server-{self.web_port}.log"
-        environment = {**os.environ, "BIGTWO_TOKEN_KEYS": "attack-key-" + "a" * 40, "BIGTWO_HOME": str(folder)}
-        command = [sys.executable, "-m", "bigtwo.cli.main", "serve", "--port", str(self.port), "--metrics-port", "0"]
-        command += ["--web-port", str(self.web_port), "--grace", str(grace), *args]
-        self.log_file = self.log_path.open("w")
-        self.process = subprocess.Popen(command, env=environment, stdout=self.log_file, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while served_within(self.web_port, 1.0)[0] is None:
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start: {self.log()}")
-            time.sleep(0.2)
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def log(self) -> str:
-        if not self.log_file.closed:
-            self.log_file.flush()
-        return self.log_path.read_text()
-
-    def stop(self, wait: float = 30.0) -> tuple[float | None, int]:
-        """SIGTERM: seconds until it exited (None: killed after ``wait``) and the exit code."""
-        started = time.monotonic()
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=wait)
-            took: float | None = time.monotonic() - started
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-            took = None
-        self.log_file.close()
-        return took, int(self.process.returncode)
+def stop_timed(server: LocalServer, wait: float = 30.0) -> tuple[float | None, int]:
+    """SIGTERM: seconds until it exited (None: killed after ``wait``) and the exit code."""
+    started = time.monotonic()
+    code = server.stop(wait)
+    return (None if server.killed else time.monotonic() - started), int(code or 0)
 
 
 def warm(port: int) -> None:
@@ -446,7 +413,7 @@ def measure(resets: int, folder: Path, only_sigterm: bool = False) -> list[dict[
 
 
 def _each_attack(resets: int, folder: Path, row: Callable[[str, object], None]) -> None:
-    server = Server(folder)
+    server = start_server(folder)
     try:
         warm(server.web_port)
         outcome = rapid_reset(server.web_port, resets, server.pid)
@@ -480,17 +447,17 @@ def _each_attack(resets: int, folder: Path, row: Callable[[str, object], None]) 
         row("silent stream, 1.5 s deadline (s until ended)", took)
         row("tracebacks in the log", server.log().count("Traceback"))
     finally:
-        took, code = server.stop()
+        took, code = stop_timed(server)
         row("SIGTERM, --grace 5 (s until exit, None: killed after 30)", [took, code])
 
 
 def _sigterm_after_burst(resets: int, folder: Path, row: Callable[[str, object], None]) -> None:
-    server = Server(folder)
+    server = start_server(folder)
     try:
         warm(server.web_port)
         rapid_reset(server.web_port, resets, server.pid, settle=0)
     finally:
-        took, code = server.stop()
+        took, code = stop_timed(server)
     log = server.log()
     row("SIGTERM right after the rapid reset, --grace 5 (s, exit code)", [took, code])
     row("tracebacks in the log after it", log.count("Traceback"))

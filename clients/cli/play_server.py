@@ -7,86 +7,40 @@ import argparse
 import contextlib
 import os
 import secrets
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Self
+
+from bigtwo.tools.local_server import LocalServer
 
 OWN_SERVER_RESTARTS = 3
 """How many times ``bigtwo play`` starts its own server again after it died, in one match."""
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class OwnServer:
+class OwnServer(LocalServer):
     """``bigtwo serve`` on 127.0.0.1 and a free port in a subprocess; always stopped.
 
     It runs in a session of its own, so Ctrl-C at the terminal reaches the game (which writes its
     replay) and not the server. It gets a token key made for this game (nothing is written under
     the home folder), so a server started again after a crash reads the tokens of the one before.
+    Its log is a temporary file, removed when it stops. The client waits for it to answer.
     """
 
     def __init__(self) -> None:
-        self.port = _free_port()
-        self.target = f"127.0.0.1:{self.port}"
+        super().__init__("--no-call-log", grace=1, keys=secrets.token_hex(32), own_session=True, start=False)
         self.restarts = 0
-        self._key = secrets.token_hex(32)
-        self._log = tempfile.NamedTemporaryFile(prefix="bigtwo-play-server-", suffix=".log", delete=False)  # noqa: SIM115
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        env = {**os.environ, "BIGTWO_TOKEN_KEYS": self._key}
-        env.pop("BIGTWO_TOKEN_KEYS_FILE", None)
-        command = [sys.executable, "-m", "bigtwo.cli.main", "serve", "--port", str(self.port)]
-        command += ["--metrics-port", "0", "--no-call-log", "--grace", "1"]
-        self.process = subprocess.Popen(
-            command,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-
-    @property
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
 
     def restart(self) -> bool:
         """Start the server again on the same port if it died (at most :data:`OWN_SERVER_RESTARTS`
         times); False when it still runs or may not be restarted."""
-        if self.alive or self.restarts >= OWN_SERVER_RESTARTS:
+        if self.alive() or self.restarts >= OWN_SERVER_RESTARTS:
             return False
         self.restarts += 1
         self.start()
         return True
 
-    def stop(self) -> None:
-        process = self.process
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        self._log.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self._log.name)
-
-    def __enter__(self) -> OwnServer:
+    def __enter__(self) -> Self:
         self.start()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:

@@ -320,12 +320,11 @@ def under_load(serve_args: str, server_path: str = "", rounds: int = 5, deals: i
     import grpc
     from bigtwo.v1 import service_pb2_grpc as rpc
 
-    from .stall_bench import Server
+    from .local_server import LocalServer
 
     if server_path:
         os.environ["PYTHONPATH"] = server_path  # the server's only: this process has imported its code
-    server = Server(serve_args.split())
-    server.wait_ready()
+    server = LocalServer(*serve_args.split(), keys=BENCH_KEY.decode())
     games = [pb.Game(log=pb.GameLog(ruleset=rules(), deal_code=str(DealCode(seed)))) for seed in range(1, deals + 1)]
     codes: Counter[str] = Counter()
 

@@ -33,20 +33,16 @@ from bigtwo.service.tokens import KeyRing, TokenCodec
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
+from .local_server import free_port
+
 BENCH_KEY = b"ledger bench key, never a deployment's: 32+ characters"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _start_redis(folder: str) -> tuple[subprocess.Popen[bytes], str]:
     binary = shutil.which("redis-server")
     if binary is None:
         raise SystemExit("ledger_bench needs redis-server (make redis), or --url of a running Redis")
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", folder, "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,

@@ -30,9 +30,6 @@ import asyncio
 import datetime
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +43,7 @@ from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import service_pb2_grpc as rpc
 from bigtwo.v1 import types_pb2 as pb
 
+from .local_server import LocalServer, descendants
 from .stall_bench import PRESET, StreamDeal, stream_deals
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -198,22 +196,6 @@ class Cgroup:
 # -- the process tree ----------------------------------------------------------------------------
 
 
-def descendants(pid: int) -> list[int]:
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    out, frontier = [], [pid]
-    while frontier:
-        children = [child for child, parent in parents.items() if parent in frontier]
-        out += children
-        frontier = children
-    return out
-
-
 def pss_bytes(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
@@ -251,12 +233,6 @@ def tree_pss(server: int) -> dict[str, int]:
 
 
 # -- the server ----------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def make_tls(folder: Path) -> tuple[Path, Path, bytes]:
@@ -300,12 +276,14 @@ def make_tls(folder: Path) -> tuple[Path, Path, bytes]:
     return cert, key_path, ca.public_bytes(serialization.Encoding.PEM)
 
 
-@dataclass
-class Server:
-    process: subprocess.Popen[bytes]
-    target: str
-    credentials: grpc.ChannelCredentials | None
-    log: Path
+class Server(LocalServer):
+    """``bigtwo serve`` as the manifest's pod runs it (its environment), on free loopback ports;
+    ``credentials`` verify it when the pod serves TLS."""
+
+    def __init__(self, credentials: grpc.ChannelCredentials | None, **options: Any) -> None:
+        self.credentials = credentials
+        super().__init__(**options, wait=False)
+        self.wait_ready(credentials=credentials, server_name="localhost")
 
     def channel(self) -> grpc.aio.Channel:
         options = [("grpc.use_local_subchannel_pool", 1)]
@@ -317,53 +295,34 @@ class Server:
 
     def chosen(self) -> dict[str, Any]:
         """The server's "container budget" log line."""
-        for line in self.log.read_text().splitlines():
+        for line in self.log().splitlines():
             if '"container budget"' in line:
                 return dict(json.loads(line))
         return {}
 
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
 
 def start_server(settings: PodSettings, folder: Path, cgroup: Cgroup | None) -> Server:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGTWO_")}
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    env.update({k: v for k, v in settings.env.items() if k not in LOCAL_ENV})
-    port = free_port()
-    env.update(
-        BIGTWO_HOST="127.0.0.1",
-        BIGTWO_PORT=str(port),
-        BIGTWO_METRICS_PORT=str(free_port()),
-        BIGTWO_HOME=str(folder / "home"),
-        BIGTWO_LOG_CALLS="0",
-    )
-    if "BIGTWO_WEB_PORT" in settings.env:
-        env["BIGTWO_WEB_PORT"] = str(free_port())
+    """The pod's environment less what is local (host, ports, home: here, free loopback ports and a
+    home in ``folder``), the bench's key in a key file, TLS when the pod serves it."""
+    env = {k: v for k, v in settings.env.items() if k not in LOCAL_ENV}
     keys = folder / "token-keys"
     keys.write_text(BENCH_KEY + "\n")
-    env["BIGTWO_TOKEN_KEYS_FILE"] = str(keys)
+    env.update(BIGTWO_LOG_CALLS="0", BIGTWO_TOKEN_KEYS_FILE=str(keys))
     credentials = None
     if "BIGTWO_TLS_CERT" in settings.env:
         cert, key, ca = make_tls(folder)
         env.update(BIGTWO_TLS_CERT=str(cert), BIGTWO_TLS_KEY=str(key))
         credentials = grpc.ssl_channel_credentials(ca)
-    log = folder / "server.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "bigtwo.cli.main", "serve"],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            preexec_fn=cgroup.enter if cgroup is not None else None,
-        )
-    return Server(process, f"127.0.0.1:{port}", credentials, log)
+    return Server(
+        credentials,
+        metrics=True,
+        web="BIGTWO_WEB_PORT" in settings.env,
+        clean=True,
+        home=folder / "home",
+        env=env,
+        log=folder / "server.log",
+        preexec_fn=cgroup.enter if cgroup is not None else None,
+    )
 
 
 # -- load ----------------------------------------------------------------------------------------
@@ -460,7 +419,7 @@ def wait_workers(server: Server, count: int, seconds: float = 120.0) -> None:
     until = time.monotonic() + seconds
     while sum(role(pid) == "worker" for pid in descendants(server.process.pid)) < count:
         if time.monotonic() > until or server.process.poll() is not None:
-            raise SystemExit(f"memory_bench: {count} workers did not start: {server.log.read_text()[-2000:]}")
+            raise SystemExit(f"memory_bench: {count} workers did not start: {server.log()[-2000:]}")
         time.sleep(0.2)
     time.sleep(3.0)  # each worker imports the engine after it appears
 

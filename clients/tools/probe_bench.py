@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import shutil
 import subprocess
@@ -37,19 +36,13 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from .memory_bench import BENCH_KEY, free_port, make_tls
+from .local_server import LocalServer
+from .memory_bench import BENCH_KEY, make_tls
 
 SERVICE = "bigtwo.v1.BigTwoService"
 PROBES_PER_SECOND = 1 / 5 + 1 / 10
 """The manifests' readiness (every 5 s) and liveness (every 10 s) probes; the startup probe runs only
 until the first success."""
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def process_cpu(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (its children not included)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def children_cpu() -> float:
@@ -70,52 +63,39 @@ def measure(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     cert, key, ca_pem = make_tls(folder)
     ca = folder / "ca.crt"
     ca.write_bytes(ca_pem)
-    port, health_port = free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BIGTWO_")}
-    env.update(BIGTWO_TOKEN_KEYS=BENCH_KEY, BIGTWO_HOME=str(folder / "home"))
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    serve = [sys.executable, "-m", "bigtwo.cli.main", "serve", "--port", str(port), "--metrics-port", "0"]
-    serve += ["--tls-cert", str(cert), "--tls-key", str(key), "--health-port", str(health_port), "--no-call-log"]
-    serve += ["--heavy-workers", "1"]
+    tls = ("--tls-cert", str(cert), "--tls-key", str(key), "--no-call-log", "--heavy-workers", "1")
+    server = LocalServer(
+        *tls, health=True, clean=True, keys=BENCH_KEY, home=folder / "home", log=folder / "server.log", wait=False
+    )
+    env = server.env
     bigtwo = shutil.which("bigtwo", path=str(Path(sys.executable).parent)) or "bigtwo"
-    probe = [bigtwo, "health", "--quiet", "--service", SERVICE, "--target", f"127.0.0.1:{port}"]
+    probe = [bigtwo, "health", "--quiet", "--service", SERVICE, "--target", server.target]
     probe += ["--tls-ca", str(ca), "--server-name", "localhost"]
-    with (folder / "server.log").open("wb") as log:
-        server = subprocess.Popen(serve, env=env, stdout=log, stderr=subprocess.STDOUT)
+    health = f"127.0.0.1:{server.health_port}"
     try:
-        until = time.monotonic() + 120
-        while True:
-            try:
-                if check(f"127.0.0.1:{health_port}") == health_pb2.HealthCheckResponse.SERVING:
-                    break
-            except grpc.RpcError:
-                pass
-            if time.monotonic() > until or server.poll() is not None:
-                raise SystemExit(f"probe_bench: the server did not start: {(folder / 'server.log').read_text()}")
-            time.sleep(0.2)
+        server.wait_ready()  # on the plaintext health port
         time.sleep(3.0)  # the heavy worker's start is not a probe's cost
-        cpu, started = process_cpu(server.pid), time.monotonic()
+        cpu, started = server.cpu_seconds(), time.monotonic()
         time.sleep(args.idle_seconds)
-        idle_rate = (process_cpu(server.pid) - cpu) / (time.monotonic() - started)
+        idle_rate = (server.cpu_seconds() - cpu) / (time.monotonic() - started)
 
         def server_beyond_idle(cpu_before: float, since: float) -> float:
-            return (process_cpu(server.pid) - cpu_before) - idle_rate * (time.monotonic() - since)
+            return (server.cpu_seconds() - cpu_before) - idle_rate * (time.monotonic() - since)
 
-        mine, cpu, started = children_cpu(), process_cpu(server.pid), time.monotonic()
+        mine, cpu, started = children_cpu(), server.cpu_seconds(), time.monotonic()
         for _ in range(args.exec_probes):
             subprocess.run(probe, env=env, check=True, timeout=60)
         exec_wall = (time.monotonic() - started) / args.exec_probes
         exec_process = (children_cpu() - mine) / args.exec_probes
         exec_server = server_beyond_idle(cpu, started) / args.exec_probes
 
-        cpu, started = process_cpu(server.pid), time.monotonic()
+        cpu, started = server.cpu_seconds(), time.monotonic()
         for _ in range(args.native_probes):
-            assert check(f"127.0.0.1:{health_port}") == health_pb2.HealthCheckResponse.SERVING
+            assert check(health) == health_pb2.HealthCheckResponse.SERVING
         native_wall = (time.monotonic() - started) / args.native_probes
         native_server = server_beyond_idle(cpu, started) / args.native_probes
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        server.stop(30)
     before = exec_process + max(0.0, exec_server)
     after = max(0.0, native_server)
     return {

@@ -19,16 +19,12 @@ import argparse
 import asyncio
 import functools
 import json
-import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -36,6 +32,8 @@ from bigtwo.engine import Deal, DealCode, Move, Ruleset, deal_from_code, preset
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import service_pb2_grpc as rpc
 from bigtwo.v1 import types_pb2 as pb
+
+from .local_server import LocalServer
 
 BENCH_KEY = "bench-only-key-" + "0" * 32
 LOADS = (1, 16, 256)
@@ -162,15 +160,10 @@ class NoopCore:
 # -- servers in subprocesses -----------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class ServerProcess:
-    """A bench server (``kind`` real or noop) in a subprocess; with ``web``, its browser port too
-    (:attr:`web_port`: Connect and gRPC-Web)."""
+class ServerProcess(LocalServer):
+    """A bench server (``kind`` real or noop) in a subprocess, started once its health says SERVING;
+    with ``web``, its browser port too (:attr:`web_port`: Connect and gRPC-Web); with ``metrics``, its
+    Prometheus /metrics on 127.0.0.1 (:attr:`metrics_port`: the server's own histograms)."""
 
     def __init__(
         self,
@@ -183,56 +176,9 @@ class ServerProcess:
         games: int = GAMES,
         metrics: bool = False,
     ) -> None:
-        self.port = free_port()
-        self.web_port = free_port() if web else 0
-        self.metrics_port = free_port() if metrics else 0
-        """With ``metrics``, its Prometheus /metrics on 127.0.0.1 (the server's own histograms)."""
-        env = {**os.environ, "BIGTWO_TOKEN_KEYS": BENCH_KEY}
-        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-        command = [
-            sys.executable,
-            "-m",
-            "bigtwo.tools.service_bench",
-            "--serve",
-            kind,
-            "--port",
-            str(self.port),
-            "--mode",
-            mode,
-            "--threads",
-            str(threads),
-            "--spin-us",
-            str(spin_us),
-            "--games",
-            str(games),
-            *(["--web-port", str(self.web_port)] if web else []),
-            *(["--metrics-port", str(self.metrics_port)] if metrics else []),
-        ]
-        self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
-        ready = grpc.channel_ready_future(channel)
-        try:
-            # Generous: a loaded machine may take tens of seconds to start a server.
-            ready.result(timeout=120)
-        except BaseException:
-            self.stop()  # a server that never got ready must not outlive the bench
-            raise
-        finally:
-            ready.cancel()
-            channel.close()
-
-    def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks = os.sysconf("SC_CLK_TCK")
-        return (int(fields[11]) + int(fields[12])) / ticks
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        command = (sys.executable, "-m", "bigtwo.tools.service_bench", "--serve", kind, "--mode", mode)
+        flags = ("--threads", str(threads), "--spin-us", str(spin_us), "--games", str(games))
+        super().__init__(*flags, command=command, web=web, metrics=metrics, keys=BENCH_KEY)
 
 
 def _serve(

@@ -26,8 +26,6 @@ import asyncio
 import json
 import os
 import random
-import socket
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -40,6 +38,8 @@ from bigtwo.engine import Deal, DealCode, Move, Ruleset, deal_from_code, mask_te
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import service_pb2_grpc as rpc
 from bigtwo.v1 import types_pb2 as pb
+
+from .local_server import LocalServer
 
 BENCH_KEY = "stall-bench-only-key-" + "0" * 32
 PRESET = "classic"
@@ -284,61 +284,6 @@ def heavy_requests(key: bytes) -> dict[str, Heavy]:
     return {name: Heavy(name, make, response) for name, (make, response) in made.items()}
 
 
-# -- the server ----------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    """``bigtwo serve`` in a subprocess, on a free port, with the bench's token key."""
-
-    def __init__(self, extra: list[str]) -> None:
-        self.port = free_port()
-        env = {**os.environ, "BIGTWO_TOKEN_KEYS": BENCH_KEY}
-        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-        command = [
-            sys.executable,
-            "-m",
-            "bigtwo.cli.main",
-            "serve",
-            "--port",
-            str(self.port),
-            "--metrics-port",
-            "0",
-            *extra,
-        ]
-        self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.target = f"127.0.0.1:{self.port}"
-
-    def wait_ready(self, seconds: float = 60.0) -> None:
-        channel = grpc.insecure_channel(self.target)
-        stub = rpc.BigTwoServiceStub(channel)
-        until = time.monotonic() + seconds
-        try:
-            while True:
-                try:
-                    stub.ListPresets(api.ListPresetsRequest(), timeout=2, wait_for_ready=True)
-                    return
-                except grpc.RpcError:
-                    if time.monotonic() > until or self.process.poll() is not None:
-                        raise SystemExit(f"stall_bench: the server on {self.target} did not start") from None
-                    time.sleep(0.2)
-        finally:
-            channel.close()
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
 # -- load --------------------------------------------------------------------------------------------
 
 
@@ -530,8 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     server = None
     target = args.target
     if not target:
-        server = Server(args.serve_args.split())
-        server.wait_ready()
+        server = LocalServer(*args.serve_args.split(), keys=BENCH_KEY)
         target = server.target
     print(HEADER, file=sys.stderr, flush=True)
     try:

@@ -568,7 +568,7 @@ class ModeRun:
         web_port = free_port() if self.config.web_share else 0
         extra = ("--web-port", str(web_port)) if web_port else ()
         with ServerUnderTest(self.mode, self.workdir, rss_cap_mb=self.config.rss_cap_mb, extra_args=extra) as server:
-            server.wait_healthy()
+            server.wait_ready()
             report.rss_start_kb = server.rss_kb()
             started = time.perf_counter()
             with grpc.insecure_channel(server.target) as channel:
@@ -731,7 +731,7 @@ class ModeRun:
         no failure explains are failures of their own."""
         by_request: dict[str, str] = {}
         unexplained: list[str] = []
-        for line in server.log_text().splitlines():
+        for line in server.log().splitlines():
             if '"error"' not in line and "Traceback" not in line:
                 continue
             try:
@@ -800,7 +800,7 @@ def replay(path: Path, modes: Sequence[str], deadline: float) -> int:
         with tempfile.TemporaryDirectory(prefix="bigtwo-fuzz-replay-") as folder:
             extra = ("--web-port", str(web_port)) if web else ()
             with ServerUnderTest(mode, Path(folder), extra_args=extra) as server:
-                server.wait_healthy()
+                server.wait_ready()
                 web_base = f"http://127.0.0.1:{web_port}" if web else ""
                 result = asyncio.run(_send_alone(server.target, case, config, mode, web_base))
                 alive = server.alive()

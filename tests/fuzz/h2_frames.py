@@ -486,7 +486,7 @@ def run(config: FrameFuzzConfig, workdir: Path) -> FrameFuzzReport:
     with ServerUnderTest(
         config.mode, workdir, rss_cap_mb=2048, extra_args=("--web-port", str(web_port), *SERVER_ARGS)
     ) as server:
-        server.wait_healthy()
+        server.wait_ready()
         if why := probe(web_port):
             report.failures.append(f"before any attack: {why}")
             return report

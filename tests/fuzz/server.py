@@ -15,26 +15,13 @@ import os
 import secrets
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-SERVICE = "bigtwo.v1.BigTwoService"
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from bigtwo.tools.local_server import LocalServer, descendants, free_port
 
 
 def bigtwo_executable() -> str:
@@ -58,27 +45,6 @@ def rss_kb(pid: int) -> int | None:
     except (FileNotFoundError, ProcessLookupError):
         return None
     return None
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (the server's worker processes, say), from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
-    found: list[int] = []
-    todo = list(children.get(pid, ()))
-    while todo:
-        child = todo.pop()
-        found.append(child)
-        todo.extend(children.get(child, ()))
-    return found
 
 
 def cpu_seconds(pids: Sequence[int]) -> float:
@@ -158,9 +124,9 @@ class RssWatch:
             self._thread.join(timeout=2)
 
 
-class ServerUnderTest:
-    """``bigtwo serve`` on a free port of 127.0.0.1 (``mode``: the name its reports carry, aio);
-    :meth:`stop` always ends it."""
+class ServerUnderTest(LocalServer):
+    """``bigtwo serve`` on a free port of 127.0.0.1 (``mode``: the name its reports carry, aio), with
+    its RSS watched; :meth:`wait_ready` waits for its health, :meth:`stop` always ends it."""
 
     def __init__(
         self,
@@ -172,58 +138,27 @@ class ServerUnderTest:
     ) -> None:
         self.mode = mode
         self.workdir = workdir
-        self.port = free_port()
-        self.target = f"127.0.0.1:{self.port}"
         self.token_keys = secrets.token_hex(32)
         home = workdir / f"home-{mode}"
         home.mkdir(parents=True, exist_ok=True)
-        self.log_path = workdir / f"server-{mode}-{self.port}.log"
-        environment = {**os.environ, "BIGTWO_TOKEN_KEYS": self.token_keys, "HOME": str(home), "BIGTWO_HOME": str(home)}
-        for name in ("PROMETHEUS_MULTIPROC_DIR", "BIGTWO_AUTH_TOKEN", "BIGTWO_TOKEN_KEYS_FILE", "BIGTWO_WORKERS"):
-            environment.pop(name, None)
-        command = [
-            bigtwo_executable(),
-            "serve",
+        port = free_port()
+        super().__init__(
             "--host",
             "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--metrics-port",
-            "0",
-            "--grace",
-            "2",
             "--no-call-log",
             *extra_args,
-        ]
-        self._log_file = self.log_path.open("wb")
-        self.process = subprocess.Popen(command, env=environment, stdout=self._log_file, stderr=subprocess.STDOUT)
+            command=(bigtwo_executable(), "serve"),
+            port=port,
+            grace=2,
+            keys=self.token_keys,
+            home=home,
+            env={"HOME": str(home)},
+            unset=("BIGTWO_AUTH_TOKEN", "BIGTWO_WORKERS"),
+            log=workdir / f"server-{mode}-{port}.log",
+            wait=False,
+        )
         self.watch = RssWatch(self.process.pid, cap_kb=rss_cap_mb * 1024)
         self.watch.start()
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def wait_healthy(self, timeout: float = 120) -> None:
-        """Block until the standard health service says the Big Two service is SERVING."""
-        deadline = time.monotonic() + timeout
-        with grpc.insecure_channel(self.target) as channel:
-            stub = health_pb2_grpc.HealthStub(channel)
-            while True:
-                if not self.alive():
-                    raise RuntimeError(f"server exited with {self.process.returncode}:\n{self.log_tail()}")
-                try:
-                    answer = stub.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=1)
-                    if answer.status == health_pb2.HealthCheckResponse.SERVING:
-                        return
-                except grpc.RpcError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"server not healthy after {timeout} s:\n{self.log_tail()}")
-                time.sleep(0.1)
 
     def rss_kb(self) -> int:
         """The server's RSS now (0 once it is gone)."""
@@ -234,40 +169,12 @@ class ServerUnderTest:
         return cpu_seconds([self.pid, *descendants(self.pid)])
 
     def log_tail(self, lines: int = 40) -> str:
-        self._log_file.flush()
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
+        return "\n".join(self.log().splitlines()[-lines:])
 
-    def log_text(self) -> str:
-        self._log_file.flush()
-        return self.log_path.read_text(errors="replace")
-
-    def stop(self) -> int | None:
+    def stop(self, wait: float = 15.0) -> int | None:
         """SIGTERM, then SIGKILL (its workers too) if it does not exit; the exit code (None if it
         had to be killed)."""
         self.watch.stop()
         self.watch.family = descendants(self.pid)
-        code: int | None
-        if self.alive():
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                code = self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                for pid in [self.pid, *self.watch.family]:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-                self.process.wait()
-                code = None
-        else:
-            code = self.process.returncode
-        self._log_file.close()
-        return code
-
-    def __enter__(self) -> ServerUnderTest:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        code = super().stop(wait)
+        return None if self.killed else code

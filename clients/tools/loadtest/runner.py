@@ -7,97 +7,60 @@ import os
 import queue as queues
 import secrets
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from ..local_server import SERVE, LocalServer
 from .generator import LoadConfig, LoadResult, run
 
 # -- local replicas --------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_serving(target: str, timeout: float = 120.0, process: subprocess.Popen[bytes] | None = None) -> None:
-    """Wait until ``target`` answers the gRPC health check with SERVING. A replica that exits is
-    reported at once; one still starting is given long, since a loaded machine may take tens of
-    seconds to start a server and its worker processes."""
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-    deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(target) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while True:
-            if process is not None and process.poll() is not None:
-                raise RuntimeError(f"replica {target} exited with {process.returncode}")
-            try:
-                reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return
-            except grpc.RpcError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"replica {target} not serving after {timeout} s")
-            time.sleep(0.1)
-
-
 class Replicas:
     """N ``bigtwo serve`` processes (or no-op servers) on 127.0.0.1, sharing one signing key so that
-    any replica verifies any other's tokens. :meth:`stop` always ends them."""
+    any replica verifies any other's tokens, each waited for until its health says SERVING (a replica
+    that exits is reported at once). :meth:`stop` always ends them."""
 
     def __init__(self, count: int, *, noop: bool = False, mode: str = "aio", grace: float = 2.0) -> None:
-        self.home = tempfile.mkdtemp(prefix="bigtwo-loadtest-")
-        env = {**os.environ, "BIGTWO_TOKEN_KEYS": secrets.token_hex(32), "BIGTWO_HOME": self.home}
-        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-        self.ports = [free_port() for _ in range(count)]
-        self.processes: list[subprocess.Popen[bytes]] = []
+        self.home = Path(tempfile.mkdtemp(prefix="bigtwo-loadtest-"))
+        keys = secrets.token_hex(32)
+        noop_server = (sys.executable, "-m", "bigtwo.tools.service_bench", "--serve", "noop", "--mode", mode)
+        self.servers: list[LocalServer] = []
         try:
-            for port in self.ports:
-                if noop:
-                    command = [sys.executable, "-m", "bigtwo.tools.service_bench", "--serve", "noop"]
-                    command += ["--port", str(port), "--mode", mode]
-                else:
-                    command = [sys.executable, "-m", "bigtwo.cli.main", "serve", "--port", str(port)]
-                    command += ["--metrics-port", "0", "--grace", str(grace)]  # the one mode: aio
-                self.processes.append(
-                    subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(count):  # all started before the first is waited for: they start together
+                self.servers.append(
+                    LocalServer(
+                        command=noop_server if noop else SERVE,
+                        grace=None if noop else grace,  # the no-op server's grace is its own
+                        keys=keys,
+                        home=self.home,
+                        wait=False,
+                    )
                 )
-            for target, process in zip(self.targets, self.processes, strict=True):
-                wait_serving(target, process=process)
+            for server in self.servers:
+                server.wait_ready()
         except BaseException:
             self.stop()
             raise
 
     @property
     def targets(self) -> list[str]:
-        return [f"127.0.0.1:{port}" for port in self.ports]
+        return [server.target for server in self.servers]
 
     def kill(self, index: int, signum: int = signal.SIGKILL) -> None:
-        process = self.processes[index]
-        if process.poll() is None:
-            process.send_signal(signum)
+        self.servers[index].signal(signum)
 
     def stop(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in self.processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        self.processes = []
+        for server in self.servers:
+            server.terminate()
+        for server in self.servers:
+            server.stop(10)
+        self.servers = []
 
 
 # -- processes -------------------------------------------------------------------------------------
