@@ -25,7 +25,7 @@ import enum
 import hashlib
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
@@ -34,6 +34,16 @@ from .convert import mask_from
 from .errors import FailedPrecondition, Unavailable
 from .game import CallInfo
 from .telemetry import LEDGER_MOVES, LEDGER_REACHABLE
+
+if TYPE_CHECKING:  # redis is imported only when a ledger is configured
+    from redis.asyncio import Redis
+
+
+class HealthStatuses(Protocol):
+    """What :func:`watch` sets on the health service (grpc_health's ``aio.HealthServicer``)."""
+
+    async def set(self, service: str, status: int) -> None: ...
+
 
 KEY_PREFIX = b"bigtwo:spent:"
 DEFAULT_TTL_S = 86_400
@@ -99,7 +109,7 @@ def move_record(seat: int, index: int, is_pass: bool, mask: int) -> bytes:
 class TokenLedger:
     """One server's handle on the shared ledger. Its counters feed the metrics and the health check."""
 
-    def __init__(self, config: LedgerConfig, client: Any | None = None) -> None:
+    def __init__(self, config: LedgerConfig, client: Redis | None = None) -> None:
         self.config = config
         if client is None:
             from redis import asyncio as aioredis  # only when a ledger is configured
@@ -211,7 +221,7 @@ when Redis goes: fail-closed refuses the moves, fail-open counts them."""
 WATCH_S = 1.0
 
 
-async def watch(ledger: TokenLedger, health_servicer: Any) -> None:
+async def watch(ledger: TokenLedger, health_servicer: HealthStatuses) -> None:
     """Keeps :data:`HEALTH_NAME` and the reachability gauge up to date (a ping a second)."""
     from grpc_health.v1 import health_pb2
 

@@ -6,11 +6,12 @@ limit on what is loaded is checked here, before the work."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from bigtwo.engine import Deal, DealCode, Move, Refusal, Ruleset, deal_from_code, explicit_deal
+from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
+from google.protobuf.message import Message
 
 from . import convert as cv
 from .deal_ids import DealIds
@@ -136,7 +137,7 @@ class GameLoader:
                 raise _log_move_refused(path, last, text, refusal) from None
         return game
 
-    def check_moves(self, moves: Any, path: str) -> None:
+    def check_moves(self, moves: Sequence[str], path: str) -> None:
         """A log's moves against the limits, before any is replayed."""
         limits = self.limits
         if len(moves) > limits.log_moves:
@@ -202,7 +203,7 @@ class GameTokens:
         return self.codec.encode(game.snapshot(view_seat, bots))
 
 
-def view_seat_of(request: Any, game: Game, path: str = "view_seat") -> int | None:
+def view_seat_of(request: api.ApplyMoveRequest | api.StreamOpen, game: Game, path: str = "view_seat") -> int | None:
     """The seat whose view an answer carries (``request.view_seat``, named ``path`` in errors):
     a seat-bound game allows only its own seat, and takes it as the default."""
     view_seat = None
@@ -215,16 +216,16 @@ def view_seat_of(request: Any, game: Game, path: str = "view_seat") -> int | Non
     return view_seat
 
 
-def view_seat_field(request: object, rules: Ruleset, name: str = "view_seat") -> int | None:
+def view_seat_field(request: Message, rules: Ruleset, name: str = "view_seat") -> int | None:
     """A request's view seat before any game is loaded (None when unset)."""
-    if not request.HasField(name):  # type: ignore[attr-defined]
+    if not request.HasField(name):
         return None
     return cv.seat_from(getattr(request, name), rules.players, name)
 
 
-def require(request: object, name: str) -> None:
+def require(request: Message, name: str) -> None:
     """INVALID_ARGUMENT when the request's message field ``name`` is unset."""
-    if not request.HasField(name):  # type: ignore[attr-defined]
+    if not request.HasField(name):
         raise bad_field(name, "required")
 
 

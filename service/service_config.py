@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any
+from typing import TypedDict
 
 FILE = "service_config.json"
 
@@ -26,10 +26,20 @@ def service_config_text() -> str:
     return (resources.files("bigtwo.service") / FILE).read_text(encoding="utf-8")
 
 
-def retry_policy() -> dict[str, Any]:
+class RetryPolicy(TypedDict):
+    """gRPC's retry policy fields (gRPC A6), as the file writes them."""
+
+    maxAttempts: int
+    initialBackoff: str
+    maxBackoff: str
+    backoffMultiplier: float
+    retryableStatusCodes: list[str]
+
+
+def retry_policy() -> RetryPolicy:
     """The retry policy of the service's methods, as a dictionary."""
-    policy: dict[str, Any] = json.loads(service_config_text())["methodConfig"][0]["retryPolicy"]
+    policy: RetryPolicy = json.loads(service_config_text())["methodConfig"][0]["retryPolicy"]
     return policy
 
 
-__all__ = ["FILE", "retry_policy", "service_config_text"]
+__all__ = ["FILE", "RetryPolicy", "retry_policy", "service_config_text"]

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import grpc
 from cryptography import x509
@@ -107,7 +108,7 @@ class CertificateFiles:
 
     def credentials(self) -> grpc.ServerCredentials:
         # gRPC takes a fetcher's None as "no change" (its documented contract); the stubs omit it.
-        fetch: Any = self.fetch
+        fetch = cast(Callable[[], grpc.ServerCertificateConfiguration], self.fetch)
         return grpc.dynamic_ssl_server_credentials(
             self.current.config, fetch, require_client_authentication=len(self.paths) > 2
         )
