@@ -34,6 +34,7 @@ from bigtwo.engine.cache import clear_caches
 from bigtwo.engine.cards import FULL_DECK_MASK as FULL_DECK
 from bigtwo.service import costs
 from bigtwo.service.core import CallInfo, Core
+from bigtwo.service.servicer import UNARY
 from bigtwo.service.tokens import KeyRing, TokenCodec
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
@@ -263,27 +264,10 @@ def timed(call: Callable[[Any, CallInfo], Any], request: Any, repeats: int) -> f
     return statistics.median(times)
 
 
-HANDLERS = {
-    "Deal": "deal",
-    "ApplyMove": "apply_move_answer",
-    "ValidateMove": "validate_move",
-    "ReplayLog": "replay_log",
-    "ScoreDeal": "score_deal",
-    "TimeoutMove": "timeout_move",
-    "LegalMoves": "legal_moves",
-    "NextHint": "next_hint",
-    "SplitHand": "split_hand",
-    "BotMove": "bot_move",
-    "PlayBots": "play_bots",
-    "AuditLog": "audit_log",
-    "SettleMatch": "settle_match",
-}
-
-
 def measure(core: Core, case: Case, repeats: int) -> dict[str, Any]:
     """The case's worst time, the bound and place of that request, and how many of its requests
     took longer than their own bound."""
-    call = getattr(core, HANDLERS[case.method])
+    call = getattr(core, UNARY[case.method][2])  # the handler the server calls
     worst, worst_placement, over = 0.0, None, 0
     for request in case.requests:
         seconds = timed(call, request, repeats)

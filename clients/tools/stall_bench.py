@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from bigtwo.codec.rpcs import UNARY_RPCS, check_covers, check_known
 from bigtwo.engine import Deal, DealCode, Move, Ruleset, deal_from_code, mask_text, preset
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import service_pb2_grpc as rpc
@@ -63,23 +64,13 @@ MANY_PLAYS_MOVES = ("3D", "pass", "pass")
 BOT_MOVE_AT = 6
 """Moves of the long deal made before the bot is asked (early: long rollouts, several candidates)."""
 
-RPCS = (
-    "ListPresets",
-    "DescribeRuleset",
-    "Deal",
-    "ValidateMove",
-    "ApplyMove",
-    "LegalMoves",
-    "NextHint",
-    "TimeoutMove",
-    "SplitHand",
-    "NameCards",
-    "ScoreDeal",
-    "SettleMatch",
-    "ReplayLog",
-    "BotMove",
-    "AuditLog",
-)
+NOT_TRIED = frozenset({"PlayBots"})
+"""Unary RPCs with no worst-case request here yet: PlayBots came after this bench; its rounds of bot
+moves are bounded in costs.py as BotMove's move is, and cost_bench measures them."""
+check_known(NOT_TRIED, "stall_bench.NOT_TRIED")
+RPCS = tuple(rpc.name for rpc in UNARY_RPCS if rpc.name not in NOT_TRIED)
+"""The unary RPCs tried, in the proto's order: each needs its worst-case request in
+:func:`heavy_requests`, or a place in :data:`NOT_TRIED` (checked as the requests are made)."""
 
 
 # -- deals and moves ---------------------------------------------------------------------------------
@@ -201,7 +192,6 @@ class Heavy:
 
     name: str
     make: Callable[[], Any]
-    response: Any
 
 
 def heavy_requests(key: bytes) -> dict[str, Heavy]:
@@ -247,41 +237,29 @@ def heavy_requests(key: bytes) -> dict[str, Heavy]:
     text = replay_text(key)
     seeds = iter(range(1, 1 << 62))
     hand_17 = mask_text(start.hands[start.to_act])
-    made = {
-        "ListPresets": (api.ListPresetsRequest, api.ListPresetsResponse),
-        "DescribeRuleset": (
-            lambda: api.DescribeRulesetRequest(ruleset=rulesets(**_every_option())),
-            api.DescribeRulesetResponse,
+    made: dict[str, Callable[[], Any]] = {
+        "ListPresets": api.ListPresetsRequest,
+        "DescribeRuleset": lambda: api.DescribeRulesetRequest(ruleset=rulesets(**_every_option())),
+        "Deal": lambda: api.DealRequest(ruleset=rulesets(), deal_code=code, view_seat=0),
+        "ValidateMove": lambda: api.ValidateMoveRequest(game=before_last(), move=last),
+        "ApplyMove": lambda: api.ApplyMoveRequest(game=before_last(), move=last, view_seat=0),
+        "LegalMoves": lambda: api.LegalMovesRequest(
+            position=api.HandPosition(ruleset=rulesets(), hand=MANY_PLAYS_HAND)
         ),
-        "Deal": (lambda: api.DealRequest(ruleset=rulesets(), deal_code=code, view_seat=0), api.DealResponse),
-        "ValidateMove": (lambda: api.ValidateMoveRequest(game=before_last(), move=last), api.ValidateMoveResponse),
-        "ApplyMove": (lambda: api.ApplyMoveRequest(game=before_last(), move=last, view_seat=0), api.ApplyMoveResponse),
-        "LegalMoves": (
-            lambda: api.LegalMovesRequest(position=api.HandPosition(ruleset=rulesets(), hand=MANY_PLAYS_HAND)),
-            api.LegalMovesResponse,
+        "NextHint": lambda: api.NextHintRequest(game=many_plays_game()),
+        "TimeoutMove": lambda: api.TimeoutMoveRequest(game=bot_game(), bot_level="pro"),
+        "SplitHand": lambda: api.SplitHandRequest(ruleset=rulesets(), hand=HARD_SPLIT_HAND),
+        "NameCards": lambda: api.NameCardsRequest(game=before_last(), cards=hand_17, seat=last.seat),
+        "ScoreDeal": lambda: api.ScoreDealRequest(game=log(len(moves))),
+        "SettleMatch": settle,
+        "ReplayLog": lambda: api.ReplayLogRequest(log=log(len(moves)).log, view_seat=0),
+        "BotMove": lambda: api.BotMoveRequest(
+            game=bot_game(), level="pro", seed=next(seeds), simulations=10_000, max_ms=10_000
         ),
-        "NextHint": (lambda: api.NextHintRequest(game=many_plays_game()), api.NextHintResponse),
-        "TimeoutMove": (lambda: api.TimeoutMoveRequest(game=bot_game(), bot_level="pro"), api.TimeoutMoveResponse),
-        "SplitHand": (lambda: api.SplitHandRequest(ruleset=rulesets(), hand=HARD_SPLIT_HAND), api.SplitHandResponse),
-        "NameCards": (
-            lambda: api.NameCardsRequest(game=before_last(), cards=hand_17, seat=last.seat),
-            api.NameCardsResponse,
-        ),
-        "ScoreDeal": (lambda: api.ScoreDealRequest(game=log(len(moves))), api.ScoreDealResponse),
-        "SettleMatch": (settle, api.SettleMatchResponse),
-        "ReplayLog": (
-            lambda: api.ReplayLogRequest(log=log(len(moves)).log, view_seat=0),
-            api.ReplayLogResponse,
-        ),
-        "BotMove": (
-            lambda: api.BotMoveRequest(
-                game=bot_game(), level="pro", seed=next(seeds), simulations=10_000, max_ms=10_000
-            ),
-            api.BotMoveResponse,
-        ),
-        "AuditLog": (lambda: api.AuditLogRequest(replay_toml=text), api.AuditLogResponse),
+        "AuditLog": lambda: api.AuditLogRequest(replay_toml=text),
     }
-    return {name: Heavy(name, make, response) for name, (make, response) in made.items()}
+    check_covers(made, "stall_bench's heavy requests", [rpc for rpc in UNARY_RPCS if rpc.name in RPCS])
+    return {name: Heavy(name, make) for name, make in made.items()}
 
 
 # -- load --------------------------------------------------------------------------------------------
