@@ -88,12 +88,14 @@ SPLIT_PER_PLAY_US = (16, 20, 25, 40, 55, 75)
 search grows faster than the plays listed."""
 OBSERVE_US = 800
 """A bot's first decision in a call: the seat's observation, a token's history rebuilt."""
-DECIDE_BASE_US: dict[str, int] = {"random": 200, "beginner": 200, "good": 900, "great": 900}
-DECIDE_PER_PLAY_US: dict[str, int] = {"random": 3, "beginner": 3, "good": 16, "great": 16}
+DECIDE_BASE_US: dict[str, int] = {"random": 200, "beginner": 200, "good": 900, "great": 900, "learned": 2_000}
+DECIDE_PER_PLAY_US: dict[str, int] = {"random": 3, "beginner": 3, "good": 16, "great": 16, "learned": 40}
 """One decision of each non-searching level, and what it costs a play of the seat's hand: the
 random and beginner levels list the legal moves, the good and great policies split the hand into
-plans (a search over its plays)."""
-DECIDE_MORE_CARDS_US: dict[str, int] = {"random": 0, "beginner": 0, "good": 16_000, "great": 16_000}
+plans (a search over its plays). The learned level runs great's order (a move feature), then its
+network over every legal move (numpy; p95 0.5 ms measured, and a process's first decision reads the
+1 MB of weights), so it is never placed on the event loop."""
+DECIDE_MORE_CARDS_US: dict[str, int] = {"random": 0, "beginner": 0, "good": 16_000, "great": 16_000, "learned": 16_000}
 """A good or great decision with more than 13 cards in hand (3-player deals, explicit hands): the
 plan search grows with the cards as the split does (3–4 ms on real 3-player deals, 6–7 ms on 16
 cards of fours)."""
