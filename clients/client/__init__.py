@@ -12,30 +12,15 @@ up by.
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.util import find_spec
 from typing import Any
+
+from bigtwo.engine.installs import require_extra
 
 # The client extra's modules (pip install 'bigtwo[client]'; bigtwo.cli.extras maps each to its extra,
 # tests/test_installs.py checks): without them, importing the package fails at once with that sentence.
 CLIENT_MODULES = ("grpc", "google.protobuf", "google.rpc")
 
-
-def _missing(modules: tuple[str, ...]) -> str | None:
-    for module in modules:
-        try:
-            if find_spec(module) is None:
-                return module
-        except ModuleNotFoundError:  # a parent package (google) is missing
-            return module
-    return None
-
-
-if (_absent := _missing(CLIENT_MODULES)) is not None:
-    raise ModuleNotFoundError(
-        f"bigtwo.client needs the 'client' extra, which is not installed (no module named '{_absent}'): "
-        "pip install 'bigtwo[client]' (in a checkout: pip install -e '.[client]')",
-        name=_absent,
-    )
+require_extra(__name__, "client", CLIENT_MODULES)
 
 _HOME_OF: dict[str, str] = {
     **dict.fromkeys(
