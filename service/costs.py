@@ -289,9 +289,11 @@ ALWAYS_ON_THE_LOOP = frozenset(
 )
 """The unary calls that need no bound: each costs at most about the budget whatever the limits let
 through (the longest deal's log replayed is their worst)."""
-check_covers([*BOUNDED, *ALWAYS_ON_THE_LOOP], "costs.BOUNDED with costs.ALWAYS_ON_THE_LOOP", UNARY_RPCS)
+check_covers([*BOUNDED, *ALWAYS_ON_THE_LOOP], "service/costs.py (BOUNDED or ALWAYS_ON_THE_LOOP)", UNARY_RPCS)
 if not ALWAYS_ON_THE_LOOP.isdisjoint(BOUNDED):
-    raise RpcTableError(f"costs: {sorted(ALWAYS_ON_THE_LOOP & BOUNDED.keys())} both bounded and always on the loop")
+    raise RpcTableError(
+        f"service/costs.py: {sorted(ALWAYS_ON_THE_LOOP & BOUNDED.keys())} both bounded and always on the loop"
+    )
 
 ON_THE_LOOP = Placement(Where.LOOP, 0, "")
 

@@ -55,7 +55,7 @@ from .telemetry import initialise, logger
 HANDLED_BY: dict[str, str] = {"ApplyMove": "apply_move_answer"}
 """The core's handler of an RPC where it is not the RPC's snake_case name: ``ApplyMove`` is answered
 with the bytes :mod:`.wire` lays out (``Core.apply_move`` is the same answer as a message)."""
-check_known(HANDLED_BY, "servicer.HANDLED_BY")
+check_known(HANDLED_BY, "service/servicer.py's HANDLED_BY")
 
 UNARY: dict[str, tuple[type[Message], type[Message], str]] = {
     rpc.name: (rpc.request, rpc.response, HANDLED_BY.get(rpc.name, rpc.method)) for rpc in UNARY_RPCS
@@ -66,12 +66,12 @@ UNARY: dict[str, tuple[type[Message], type[Message], str]] = {
 def _check_handlers() -> None:
     """Fail at import when the proto has an RPC the server cannot host: a unary one without its
     handler in :class:`~bigtwo.service.core.Core`, a stream other than PlayStream."""
-    check_covers([STREAM], "the servicer's stream handler (PlayStream's)", STREAM_RPCS)
+    check_covers([STREAM], "service/servicer.py's stream handler (PlayStream's)", STREAM_RPCS)
     missing = [
         f"{name} (Core.{attr})" for name, (_, _, attr) in UNARY.items() if not callable(getattr(Core, attr, None))
     ]
     if missing:
-        raise RpcTableError(f"service/core.py's Core has no handler for {', '.join(missing)}")
+        raise RpcTableError(f"service/core.py's Core: no handler for {', '.join(missing)}")
 
 
 _check_handlers()

@@ -38,11 +38,13 @@ def test_method_names_are_the_rpc_names_in_snake_case(name: str, method: str) ->
 
 def test_a_table_short_of_an_rpc_names_it_and_the_table() -> None:
     names = [rpc.name for rpc in RPCS]
-    with pytest.raises(RpcTableError, match=r"^the cost table has no entry for AuditLog \(the RPCs"):
+    with pytest.raises(RpcTableError, match=r"^the cost table: no entry for AuditLog \(the RPCs"):
         check_covers([name for name in names if name != "AuditLog"], "the cost table")
-    with pytest.raises(RpcTableError, match=r"names Nope, which bigtwo\.v1\.BigTwoService does not have"):
+    with pytest.raises(
+        RpcTableError, match=r"^the cost table: Nope named, which bigtwo\.v1\.BigTwoService does not have"
+    ):
         check_covers([*names, "Nope"], "the cost table")
-    with pytest.raises(RpcTableError, match="NOT_OFFERED names Nope"):
+    with pytest.raises(RpcTableError, match=r"^NOT_OFFERED: Nope named"):
         check_known(["Deal", "Nope"], "NOT_OFFERED")
     check_covers(names, "the whole list")
 

@@ -99,7 +99,7 @@ NOT_OFFERED = frozenset({"AuditLog", "PlayBots"})
 (:mod:`bigtwo.engine.replay`), so a client has no use for the remote audit; and this client is a
 table host, holding the state token, whose table moves its bot seats with ``BotMove`` and a seed per
 turn, while ``PlayBots`` is for a seat's device that holds only a seat token (the browser table)."""
-check_known(NOT_OFFERED, "calls.NOT_OFFERED")
+check_known(NOT_OFFERED, "bigtwo.client.calls.NOT_OFFERED")
 RPCS: tuple[Rpc[Any], ...] = tuple(Rpc.of(spec) for spec in SERVICE_RPCS if spec.name not in NOT_OFFERED)
 """Every RPC of the proto the client speaks, in the proto's order (each unary one made a method by
 one builder below: tests/test_client_api.py checks that none is left without)."""

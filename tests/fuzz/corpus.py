@@ -416,7 +416,7 @@ def valid_requests(corpus: Corpus, rng: random.Random) -> dict[str, list[bytes]]
         out["SettleMatch"].append(api.SettleMatchRequest(ruleset=pb.Ruleset(preset=preset), deals=results))
     for text in corpus.replay_texts:
         out["AuditLog"].append(api.AuditLogRequest(replay_toml=text, want_steps=rng.random() < 0.5))
-    rpcs.check_covers([name for name, messages in out.items() if messages], "the fuzz corpus's valid requests")
+    rpcs.check_covers([name for name, messages in out.items() if messages], "tests/fuzz/corpus.py's valid requests")
     return {name: [message.SerializeToString() for message in messages] for name, messages in out.items()}
 
 

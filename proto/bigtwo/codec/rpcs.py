@@ -81,18 +81,18 @@ def check_covers(table: Iterable[str], what: str, rpcs: Iterable[RpcSpec] = RPCS
     unknown = sorted(keys.difference(names))
     problems = []
     if missing:
-        problems.append(f"has no entry for {', '.join(missing)}")
+        problems.append(f"no entry for {', '.join(missing)}")
     if unknown:
-        problems.append(f"names {', '.join(unknown)}, which {SERVICE_NAME} does not have as such")
+        problems.append(f"{', '.join(unknown)} named, which {SERVICE_NAME} does not have as such")
     if problems:
-        raise RpcTableError(f"{what} {' and '.join(problems)} (the RPCs are those of service.proto)")
+        raise RpcTableError(f"{what}: {'; '.join(problems)} (the RPCs are those of service.proto)")
 
 
 def check_known(names: Iterable[str], what: str) -> None:
     """Raise :class:`RpcTableError` if ``names`` holds a name that is no RPC of the service."""
     unknown = sorted(set(names).difference(BY_NAME))
     if unknown:
-        raise RpcTableError(f"{what} names {', '.join(unknown)}, which {SERVICE_NAME} does not have")
+        raise RpcTableError(f"{what}: {', '.join(unknown)} named, which {SERVICE_NAME} does not have")
 
 
 __all__ = [
