@@ -32,6 +32,9 @@ WEIGHTS = "learned_weights.npz"
 SCALE = 13.0
 """Targets are the seat's points divided by this (a whole hand left, 13 cards, is 1)."""
 LAYERS = ("w1", "b1", "w2", "b2", "w3s", "w3a", "b3", "w4", "b4", "w5", "b5")
+MARGIN = "margin"
+"""The optional array (a scalar) in the weights: how much higher (in points / SCALE) another move
+must be rated than great's first choice to be played instead (see :func:`pick`)."""
 MISSING_NUMPY = (
     "the 'learned' bot level needs numpy, which is not installed: "
     "pip install 'bigtwo[learned]' (in a checkout: pip install -e '.[learned]')"
@@ -57,10 +60,14 @@ def load_weights(path: str | None = None) -> Weights:
     np = _numpy()
     if path is None:
         with resources.files(__package__).joinpath(WEIGHTS).open("rb") as handle:
-            data = np.load(handle)
-            return {name: np.asarray(data[name], dtype=np.float32) for name in LAYERS}
+            return _arrays(np, np.load(handle))
     with np.load(path) as data:
-        return {name: np.asarray(data[name], dtype=np.float32) for name in LAYERS}
+        return _arrays(np, data)
+
+
+def _arrays(np: Any, data: Any) -> Weights:
+    names = [*LAYERS, MARGIN] if MARGIN in data.files else LAYERS
+    return {name: np.asarray(data[name], dtype=np.float32) for name in names}
 
 
 @cache
@@ -79,8 +86,24 @@ def q_values(weights: Weights, state: npt.NDArray[Any], actions: npt.NDArray[Any
     return out
 
 
+def pick(weights: Weights, state: npt.NDArray[Any], actions: npt.NDArray[Any], margin: float | None = None) -> int:
+    """The row of ``actions`` to play: the highest rated, where great's first choice (its action
+    feature) is credited ``margin`` (default: the weights' own, else 0). The network's ratings are
+    Monte Carlo estimates from a short training: a move it rates only slightly above great's
+    choice is as likely noise as a find, so it replaces great's choice only by a clear margin."""
+    from .learned_features import GREAT_FIRST
+
+    rated = q_values(weights, state, actions)
+    if margin is None:
+        margin = float(weights[MARGIN]) if MARGIN in weights else 0.0
+    if margin:
+        rated = rated + margin * actions[:, GREAT_FIRST]
+    return int(rated.argmax())
+
+
 class LearnedBot:
-    """Plays the move the network rates highest (ties: the first in the engine's order)."""
+    """Plays the move the network rates highest, great's first choice credited the weights'
+    margin (ties: the first in the engine's order)."""
 
     level = LEVEL
 
@@ -99,6 +122,5 @@ class LearnedBot:
         else:
             weights = self.weights if self.weights is not None else shipped_weights()
             state = features.state_features(observation, ruleset, view.tables)
-            rated = q_values(weights, state, features.action_features(view, moves))
-            mask = moves[int(rated.argmax())]
+            mask = moves[pick(weights, state, features.action_features(view, moves))]
         return Move.pass_(view.seat) if mask == 0 else Move.from_mask(view.seat, mask)

@@ -46,6 +46,8 @@ GREAT_RANKS = 5
 
 STATE_SIZE = CARDS * (3 + SEATS - 1) + COUNTS * SEATS + SEATS + 5 + CLASSES + SEATS + 1 + 3 + RULE_BINS
 ACTION_SIZE = CARDS + 1 + 5 + CLASSES + GREAT_RANKS
+GREAT_FIRST = CARDS + 1 + 5 + CLASSES
+"""The action column that says: this is great's first choice."""
 
 # Ruleset options that are not rules of play (the match's length) are left out of the hash.
 _NOT_PLAY = frozenset({"preset", "match"})
@@ -132,5 +134,5 @@ def action_features(view: View, moves: list[int]) -> FloatArray:
             if five >= 0:
                 out[row, CARDS + 6 + five] = 1.0
         place = min(order.index(mask), 3) if mask in order else 4
-        out[row, CARDS + 6 + CLASSES + place] = 1.0
+        out[row, GREAT_FIRST + place] = 1.0
     return out

@@ -24,10 +24,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .model import to_numpy
 from .train import CHECKPOINT, Config, Trainer, evaluate
 
-PACKAGE_WEIGHTS = Path(__file__).resolve().parents[2] / "engine" / "bots" / "learned_weights.npz"
+PACKAGE_WEIGHTS = Path(__file__).resolve().parents[3] / "engine" / "bots" / "learned_weights.npz"
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -61,7 +60,7 @@ def _export(args: argparse.Namespace) -> int:
     out = Path(args.out)
     trainer = Trainer.resume(out, "cpu")
     target = Path(args.to)
-    arrays = to_numpy(trainer.net)
+    arrays = trainer.playing()
     temporary = target.with_name(target.name + ".tmp.npz")
     np.savez_compressed(temporary, **arrays)
     os.replace(temporary, target)

@@ -39,7 +39,7 @@ from bigtwo.engine import Deal, DealCode, Ruleset, deal_from_code, observe
 from bigtwo.engine.bots import bot_for
 from bigtwo.engine.bots.base import view_in_deal
 from bigtwo.engine.bots.heuristic import finalize, good_order, great_order
-from bigtwo.engine.bots.learned import SCALE, LearnedBot, Weights, q_values
+from bigtwo.engine.bots.learned import MARGIN, SCALE, LearnedBot, Weights, pick
 from bigtwo.engine.bots.learned_features import (
     ACTION_SIZE,
     STATE_SIZE,
@@ -71,6 +71,9 @@ class Config:
     buffer: int = 20_000
     steps_per_deal: int = 1
     epsilon: float = 0.05
+    margin: float = 0.1
+    """The learner (and the exported level) plays another move than great's first choice only
+    when the network rates it this much higher (points / SCALE): see learned.pick."""
     warm_deals: int = 2_000
     warm_epsilon: float = 0.15
     league: tuple[tuple[str, float], ...] = (("learner", 0.6), ("great", 0.25), ("good", 0.05), ("snapshot", 0.1))
@@ -149,8 +152,11 @@ class Trainer:
             "deals": self.deals,
             "steps": self.steps,
             "seconds": self.seconds,
-            "snapshots": [{k: v.astype(np.float16) for k, v in snap.items()} for snap in self.snapshots],
+            "snapshots": [
+                {k: v.astype(np.float16) for k, v in snap.items()} for snap in self.snapshots
+            ],  # exact: see _half
             "curve": self.curve,
+            "acting": self.acting,
         }
 
     def save(self) -> Path:
@@ -160,7 +166,6 @@ class Trainer:
         temporary = path.with_suffix(".tmp")
         torch.save(self.state(), temporary)
         os.replace(temporary, path)
-        self.acting = to_numpy(self.net)  # a resumed run acts with the weights saved here
         return path
 
     @classmethod
@@ -185,7 +190,7 @@ class Trainer:
         trainer.deals, trainer.steps, trainer.seconds = saved["deals"], saved["steps"], saved["seconds"]
         trainer.snapshots = [{k: v.astype(np.float32) for k, v in snap.items()} for snap in saved["snapshots"]]
         trainer.curve = saved["curve"]
-        trainer.acting = to_numpy(trainer.net)
+        trainer.acting = saved.get("acting") or to_numpy(trainer.net)  # checkpoints before acting was kept
         return trainer
 
     # -- self-play ----------------------------------------------------------------------------
@@ -248,8 +253,8 @@ class Trainer:
         if role == "learner":
             if self.rng.random() < self.config.epsilon:
                 return int(self.rng.integers(len(moves)))
-            return int(q_values(self.acting, state, acts).argmax())
-        return int(q_values(self.snapshots[int(role.removeprefix("snapshot"))], state, acts).argmax())
+            return pick(self.acting, state, acts, self.config.margin)
+        return pick(self.snapshots[int(role.removeprefix("snapshot"))], state, acts, self.config.margin)
 
     def train_step(self) -> None:
         rows = self.rng.integers(0, self.buffer.filled, size=self.config.batch)
@@ -280,7 +285,7 @@ class Trainer:
                     self.train_step()
             window_deals += 1
             if self.deals % config.snapshot_every == 0 and self.deals > config.warm_deals:
-                self.snapshots = [*self.snapshots, to_numpy(self.net)][-config.snapshots :]
+                self.snapshots = [*self.snapshots, _half(to_numpy(self.net))][-config.snapshots :]
             self.seconds += time.monotonic() - tick
             if self.deals % config.eval_every == 0:
                 self.evaluate(log)
@@ -298,11 +303,13 @@ class Trainer:
                 last_print, window_deals, window_start = now, 0, now
         self.save()
 
+    def playing(self) -> Weights:
+        """The arrays the learned level plays: the network's, and the margin."""
+        return {**to_numpy(self.net), MARGIN: np.float32(self.config.margin)}
+
     def evaluate(self, log: Any = sys.stderr) -> dict[str, Any]:
         point: dict[str, Any] = {"deals": self.deals, "steps": self.steps, "train_minutes": round(self.seconds / 60, 1)}
-        point.update(
-            evaluate(to_numpy(self.net), self.config.eval_deals, self.config.eval_seed, self.config.eval_against)
-        )
+        point.update(evaluate(self.playing(), self.config.eval_deals, self.config.eval_seed, self.config.eval_against))
         self.curve.append(point)
         self.out.mkdir(parents=True, exist_ok=True)
         temporary = self.out / (CURVE + ".tmp")
@@ -310,6 +317,12 @@ class Trainer:
         os.replace(temporary, self.out / CURVE)
         print(f"eval {json.dumps(point)}", file=log, flush=True)
         return point
+
+
+def _half(weights: Weights) -> Weights:
+    """A league snapshot is kept at float16 precision from the start, so the checkpoint (which
+    stores it at float16) resumes the very same opponent."""
+    return {name: array.astype(np.float16).astype(np.float32) for name, array in weights.items()}
 
 
 def evaluate(weights: Weights, deals: int, seed: int, against: tuple[str, ...]) -> dict[str, Any]:
