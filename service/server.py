@@ -21,17 +21,19 @@ from types import FrameType
 from typing import TYPE_CHECKING, NamedTuple
 
 import grpc
+from bigtwo.codec.rpcs import SERVICE_NAME
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from .admission import CappedHandlers, backstop, pending_options
+from .callscope import STREAM
 from .container import read_budget, size
 from .health_port import grpc_address
 from .health_port import start_aio as start_health_aio
 from .keys import KeyConfigError, load_keys
 from .limits import LIMITS
 from .offload import Offload
-from .servicer import AUTH_TOKEN_RULE, SERVICE_NAME, STREAM, UNARY, HostedCore, Hosting, ServiceCore, valid_auth_token
+from .servicer import AUTH_TOKEN_RULE, UNARY, HostedCore, Hosting, ServiceCore, valid_auth_token
 from .telemetry import (
     CALLS,
     GRPC,

@@ -25,7 +25,6 @@ from google.protobuf.message import Message
 
 from .callscope import (
     MOVE_METHODS,
-    NO_DEADLINE,
     STREAM,
     CallContext,
     CallScope,
@@ -49,7 +48,7 @@ from .offload import (
     default_workers,
     worker_lost,
 )
-from .streams import BATCH_TURNS, StreamSession, TurnBatch
+from .streams import TurnBatch
 from .telemetry import initialise, logger
 
 HANDLED_BY: dict[str, str] = {"ApplyMove": "apply_move_answer"}
@@ -279,24 +278,14 @@ stream sessions are its own (:meth:`Core.session`)."""
 
 __all__ = [
     "AUTH_TOKEN_RULE",
-    "BATCH_TURNS",
     "HANDLED_BY",
-    "MOVE_METHODS",
-    "NO_DEADLINE",
-    "SERVICE_NAME",
     "SLOW",
-    "STREAM",
     "UNARY",
     "HostedCore",
     "Hosting",
     "ServiceCore",
     "StreamHandler",
     "StreamHandling",
-    "StreamSession",
-    "TurnBatch",
     "UnaryHandler",
-    "Undecodable",
-    "safe_deserializer",
-    "serializer",
     "valid_auth_token",
 ]

@@ -31,6 +31,7 @@ from importlib import resources
 from typing import Any
 
 import grpc
+from bigtwo.codec.rpcs import SERVICE_NAME
 from bigtwo.v1 import service_pb2 as api
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError, ErrorDetail
@@ -54,7 +55,7 @@ from .callscope import Request as CallRequest
 from .errors import Shed, Unimplemented, bad_field, to_rpc_status
 from .limits import LIMITS, WEB_LIMITS, WebLimits
 from .replay_page import replay_page
-from .servicer import SERVICE_NAME, UNARY, Hosting, ServiceCore, StreamHandler, UnaryHandler
+from .servicer import UNARY, Hosting, ServiceCore, StreamHandler, UnaryHandler
 from .telemetry import CALLS
 from .web_refusals import VIA, ErrorModelApplication, TableOrRefusal, handler_started, protocol_of, refusal_of
 

@@ -38,6 +38,7 @@ from http import HTTPStatus
 from typing import Any
 
 import grpc
+from bigtwo.codec.rpcs import SERVICE_NAME
 from connectrpc._protocol import HTTPError
 from connectrpc._protocol_grpc import GRPCServerProtocol, GRPCWebServerProtocol
 from connectrpc._server_async import _ResponseSender
@@ -47,7 +48,7 @@ from connectrpc.server import ConnectASGIApplication
 
 from .callscope import STREAM, CallScope, Host
 from .errors import ServiceError
-from .servicer import SERVICE_NAME, UNARY, Hosting
+from .servicer import UNARY, Hosting
 from .telemetry import CONNECT, GRPC, GRPC_WEB, initialise_protocols
 
 UNKNOWN_METHOD = "(unknown)"

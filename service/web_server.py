@@ -31,11 +31,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import grpc
+from bigtwo.codec.rpcs import SERVICE_NAME
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 
 from .limits import WEB_LIMITS, WebLimits, quote
-from .servicer import SERVICE_NAME, Hosting
+from .servicer import Hosting
 from .web import WebConfig, WebGate, api_application, application
 from .web_idle import ConnectionActivity, IdleReaper, peer_of
 from .web_refusals import ProtocolRefusal

@@ -17,7 +17,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import grpc
-from bigtwo.service.servicer import SERVICE_NAME, Hosting
+from bigtwo.codec.rpcs import SERVICE_NAME
+from bigtwo.service.servicer import Hosting
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
 

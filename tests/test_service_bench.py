@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 from bigtwo.service.core import CallInfo
-from bigtwo.service.servicer import ServiceCore, StreamSession
+from bigtwo.service.servicer import ServiceCore
+from bigtwo.service.streams import StreamSession
 from bigtwo.service.tokens import KeyRing, TokenCodec
 from bigtwo.tools import service_bench as bench
 from bigtwo.v1 import service_pb2 as api
@@ -63,7 +64,7 @@ def test_a_turn_batch_handles_what_arrives_together_and_passes_errors_on() -> No
     import asyncio
 
     import pytest
-    from bigtwo.service.servicer import BATCH_TURNS, TurnBatch
+    from bigtwo.service.streams import BATCH_TURNS, TurnBatch
 
     async def scenario() -> None:
         batch = TurnBatch()
@@ -97,7 +98,7 @@ def test_a_turn_batch_stopped_midway_leaves_no_call_waiting() -> None:
     import asyncio
 
     import pytest
-    from bigtwo.service.servicer import TurnBatch
+    from bigtwo.service.streams import TurnBatch
 
     class Stopping(BaseException):
         pass

@@ -116,7 +116,8 @@ class NoopCore:
 
     def __init__(self, codec: Any, spin_us: float = 0.0, games: int = GAMES) -> None:
         from bigtwo.service.core import CallInfo
-        from bigtwo.service.servicer import UNARY, ServiceCore, StreamSession
+        from bigtwo.service.servicer import UNARY, ServiceCore
+        from bigtwo.service.streams import StreamSession
 
         real = ServiceCore(codec)
         self.streams: dict[str, tuple[api.PlayStreamResponse | bytes, list[api.PlayStreamResponse | bytes]]] = {}
