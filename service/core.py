@@ -44,20 +44,21 @@ from bigtwo.engine import (
     tables_for,
     timeout_move,
 )
-from bigtwo.engine.bots import LEVELS, Budget, bot_for
+from bigtwo.engine.bots import DEFAULT_LEVEL, LEVELS, REGISTRY, Budget, bot_for, level_by_code, level_named
 from bigtwo.engine.generate import CARD_MASK, all_plays, plays_of_size
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from . import wire
-from .errors import FailedPrecondition, PermissionDenied, ResourceExhausted, at_field, bad_field
+from .bounds import MAX_SEATS
+from .errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, at_field, bad_field
 from .game import CallInfo, Game, MoveResult, rebuild_events
 from .judging import MoveJudge
 from .limits import LIMITS, Limits, quote
 from .loading import GameLoader, GameTokens, require, view_seat_field, view_seat_of
 from .streams import StreamSession
-from .tokens import TokenCodec
+from .tokens import SEAL_SECRET_BYTES, TableSeal, TokenCodec
 
 if TYPE_CHECKING:  # the replay package is imported when an audit first needs it
     from bigtwo.engine.replay import GameLog
@@ -93,8 +94,36 @@ def bot_decision_seed(seed: int, move_index: int) -> int:
     return int.from_bytes(digest.digest(), "little")
 
 
-DEFAULT_BOT = ("good", 0)
-"""A seat token's bot seat that PlayBots' ``bots`` does not list plays at this level and seed."""
+def sealed_seed(game: Game, seat: int) -> int:
+    """The seed of ``seat``'s bot in a game sealed at deal time: BLAKE2b-64 keyed with the deal's
+    secret (:class:`~bigtwo.service.tokens.TableSeal`, drawn from the OS by ``Deal``) over the seat,
+    read little-endian. Its decisions mix in the move's index as a host's seed does
+    (:func:`bot_decision_seed`). The caller never holds the secret, so it can neither choose a bot's
+    draws nor foresee them; a token issued before seals existed keys with nothing (still fixed)."""
+    seal = game.seal
+    key = seal.secret if seal is not None else b""
+    digest = hashlib.blake2b(b"bot seat %d" % seat, key=key, digest_size=8, person=b"bigtwo bots")
+    return int.from_bytes(digest.digest(), "little")
+
+
+def sealed_level(game: Game, seat: int) -> str:
+    """The level ``seat``'s bot was given at deal time (``DealRequest.bot_levels``); "" when none
+    was (a level this build does not know reads as none)."""
+    seal = game.seal
+    if seal is None or seat >= len(seal.levels):
+        return ""
+    level = level_by_code(seal.levels[seat])
+    return "" if level is None else level.name
+
+
+def bots_fixed(path: str, what: str) -> InvalidArgument:
+    """INVALID_ARGUMENT ``BOTS_FIXED_AT_DEAL``: a seat token asked to choose its bots' play."""
+    return bad_field(
+        path,
+        f"a seat token's bots play as its deal fixed them (levels and randomness sealed in the token), so "
+        f"{what} cannot be set with one; leave it unset (DealRequest.bot_levels chooses levels when dealing)",
+        reason="BOTS_FIXED_AT_DEAL",
+    )
 
 
 def table_play(text: str, path: str, tables: RuleTables) -> Play:
@@ -127,7 +156,10 @@ class Core:
         return StreamSession(self, info)
 
     def list_presets(self, request: api.ListPresetsRequest, info: CallInfo) -> api.ListPresetsResponse:
-        out = api.ListPresetsResponse()
+        out = api.ListPresetsResponse(
+            bot_levels=[api.BotLevelInfo(name=level.name, description=level.description) for level in REGISTRY],
+            default_bot_level=DEFAULT_LEVEL,
+        )
         for name in PRESET_NAMES:
             rules = PRESETS[name]
             out.presets.append(
@@ -155,13 +187,15 @@ class Core:
         rules = cv.ruleset_from(request.ruleset, "ruleset")
         view_seat = view_seat_field(request, rules)
         source = request.WhichOneof("source")
+        bots = self._bot_seats(request, rules, view_seat)
+        levels = self._bot_levels(request, rules, view_seat, bots)
+        seal = TableSeal(self.games.entropy(SEAL_SECRET_BYTES), levels)
         game = self.games.start(
-            rules, source or "", request.deal_code, list(request.explicit_deal.hands), request.context, "", info
+            rules, source or "", request.deal_code, list(request.explicit_deal.hands), request.context, "", info, seal
         )
         info.deals_started += 1
         if game.deal.over:
             info.deals_finished += 1
-        bots = self._bot_seats(request, rules, view_seat)
         every_other_seat = (1 << rules.players) - 1
         alone_with_bots = view_seat is not None and bots | 1 << view_seat == every_other_seat
         out = api.DealResponse(
@@ -193,6 +227,26 @@ class Core:
                 raise bad_field(path, f"seat {seat} is listed twice")
             bots |= 1 << seat
         return bots
+
+    @staticmethod
+    def _bot_levels(request: api.DealRequest, rules: Ruleset, view_seat: int | None, bots: int) -> bytes:
+        """DealRequest.bot_levels as a token's level codes, one byte a seat (0: none named): bot
+        seats, and ``view_seat`` itself (its BotMove and TimeoutMove level)."""
+        codes = bytearray(MAX_SEATS)
+        for index, entry in enumerate(request.bot_levels):
+            path = f"bot_levels[{index}]"
+            if view_seat is None:
+                raise bad_field("bot_levels", "needs view_seat: bot levels are sealed into that seat's token")
+            seat = cv.seat_from(entry.seat, rules.players, f"{path}.seat")
+            if seat != view_seat and not bots >> seat & 1:
+                raise bad_field(f"{path}.seat", f"seat {seat} is neither view_seat nor one of bot_seats")
+            if codes[seat]:
+                raise bad_field(f"{path}.seat", f"seat {seat} is listed twice")
+            name = bot_level_from(entry.level, f"{path}.level") if entry.level.strip() else DEFAULT_LEVEL
+            found = level_named(name)
+            assert found is not None  # bot_level_from checked it
+            codes[seat] = found.code
+        return bytes(codes)
 
     def validate_move(self, request: api.ValidateMoveRequest, info: CallInfo) -> api.ValidateMoveResponse:
         require(request, "move")
@@ -256,16 +310,25 @@ class Core:
         if game.deal.over:
             raise FailedPrecondition("the deal is over: no turn can time out", reason="DEAL_OVER")
         game.check_seat(game.deal.to_act, "game")
-        if request.bot_level:
+        if game.viewer >= 0:
+            # A seat token: the level its deal sealed for the seat plays the turn, else the rules' move.
+            if request.bot_level:
+                raise bots_fixed("bot_level", "the timed-out turn's bot level")
+            level = sealed_level(game, game.viewer)
+            seed = bot_decision_seed(sealed_seed(game, game.viewer), game.deal.moves_made)
+        else:
             # TW: the computer plays the timed-out turn; seed 0, so a game always times out the same way.
-            info.bot_level = bot_level_from(request.bot_level, "bot_level")
-            move = bot_choice(game, info.bot_level, 0)
+            level = bot_level_from(request.bot_level, "bot_level") if request.bot_level else ""
+            seed = 0
+        if level:
+            info.bot_level = level
+            move = bot_choice(game, level, seed)
         else:
             move = timeout_move(game.deal)
         return api.TimeoutMoveResponse(move=pb.Move(index=game.deal.moves_made, seat=move.seat, text=str(move)))
 
     def bot_move(self, request: api.BotMoveRequest, info: CallInfo) -> api.BotMoveResponse:
-        level = bot_level_from(request.level, "level")
+        level = bot_level_from(request.level, "level") if request.level else ""
         limits = self.limits
         if request.simulations > limits.bot_simulations:
             raise bad_field("simulations", f"at most {limits.bot_simulations}")
@@ -276,6 +339,15 @@ class Core:
         if deal.over:
             raise FailedPrecondition("the deal is over: no seat is to act", reason="DEAL_OVER")
         game.check_seat(deal.to_act, "game")
+        seed = request.seed
+        if game.viewer >= 0:  # the seat's level and randomness were fixed when the deal was made
+            for name in ("level", "seed", "simulations", "max_ms"):
+                if getattr(request, name):
+                    raise bots_fixed(name, f"the bot's {name}")
+            level = sealed_level(game, game.viewer) or DEFAULT_LEVEL
+            seed = bot_decision_seed(sealed_seed(game, game.viewer), deal.moves_made)
+        elif not level:
+            level = bot_level_from(request.level, "level")  # raises: no level named
         budget = None
         if level == "pro" and (request.simulations or request.max_ms):
             budget = Budget()
@@ -283,7 +355,7 @@ class Core:
                 budget = dataclasses.replace(budget, simulations=request.simulations)
             if request.max_ms:
                 budget = dataclasses.replace(budget, max_ms=float(request.max_ms))
-        move = bot_choice(game, level, request.seed, budget)
+        move = bot_choice(game, level, seed, budget)
         info.bot_level = level
         name = "" if move.is_pass else play_name(classify_mask(move.mask, deal.tables), deal.tables)
         return api.BotMoveResponse(
@@ -324,28 +396,30 @@ class Core:
 
     @staticmethod
     def playable_bots(request: api.PlayBotsRequest, game: Game) -> dict[int, tuple[str, int]]:
-        """The seats PlayBots may play, each with its level and seed: a seat token's bot seats (those
-        ``bots`` leaves out at :data:`DEFAULT_BOT`), or for the host's token the seats ``bots`` lists."""
+        """The seats PlayBots may play, each with its level and seed: a seat token's bot seats at the
+        levels and with the seeds sealed at deal time (:func:`sealed_level`, :func:`sealed_seed`;
+        ``bots`` must be empty), or for the host's token the seats ``bots`` lists."""
         players = game.ruleset.players
-        if game.viewer >= 0 and not game.bots:
-            raise PermissionDenied(
-                f"game: this seat token is bound to seat {game.viewer} and names no bot seats, so PlayBots has no "
-                "seat to play; deal with view_seat and bot_seats for a seat token that has them",
-                reason="TOKEN_BOUND_TO_SEAT",
-                metadata={"seat": str(game.viewer)},
-            )
-        playable = {seat: DEFAULT_BOT for seat in range(players) if game.bots >> seat & 1}
+        if game.viewer >= 0:
+            if not game.bots:
+                raise PermissionDenied(
+                    f"game: this seat token is bound to seat {game.viewer} and names no bot seats, so PlayBots has "
+                    "no seat to play; deal with view_seat and bot_seats for a seat token that has them",
+                    reason="TOKEN_BOUND_TO_SEAT",
+                    metadata={"seat": str(game.viewer)},
+                )
+            if request.bots:
+                raise bots_fixed("bots", "a bot seat's level or seed")
+            return {
+                seat: (sealed_level(game, seat) or DEFAULT_LEVEL, sealed_seed(game, seat))
+                for seat in range(players)
+                if game.bots >> seat & 1
+            }
+        playable: dict[int, tuple[str, int]] = {}
         listed = 0
         for index, entry in enumerate(request.bots):
             path = f"bots[{index}]"
             seat = cv.seat_from(entry.seat, players, f"{path}.seat")
-            if game.viewer >= 0 and seat not in playable:
-                raise PermissionDenied(
-                    f"{path}.seat: seat {seat} is not a bot seat of this seat token (bound to seat {game.viewer}); "
-                    "it plays only the bot seats it was dealt with",
-                    reason="TOKEN_BOUND_TO_SEAT",
-                    metadata={"seat": str(game.viewer)},
-                )
             if listed >> seat & 1:
                 raise bad_field(f"{path}.seat", f"seat {seat} is listed twice")
             listed |= 1 << seat
@@ -493,7 +567,11 @@ class Core:
         source = log.WhichOneof("deal")
         if source is None:
             raise bad_field("log.deal_code", "a log needs its cards: set deal_code or explicit_deal")
-        game = self.games.start(rules, source, log.deal_code, list(log.explicit_deal.hands), log.context, "log", info)
+        # A table of its own (its tokens are not another replay's of the same log); no bot levels.
+        seal = TableSeal(self.games.entropy(SEAL_SECRET_BYTES), bytes(MAX_SEATS))
+        game = self.games.start(
+            rules, source, log.deal_code, list(log.explicit_deal.hands), log.context, "log", info, seal
+        )
         out = api.ReplayLogResponse()
         deal = game.deal
         for index, text in enumerate(log.moves):

@@ -34,11 +34,12 @@ from typing import Any
 
 from bigtwo.codec.rpcs import UNARY_RPCS, RpcTableError, check_covers
 from bigtwo.engine import Ruleset, tables_for
-from bigtwo.engine.bots import LEVELS
+from bigtwo.engine.bots import DEFAULT_LEVEL, LEVELS
 from bigtwo.engine.rules import AfterPass, Switch
 from bigtwo.engine.tables import RuleTables
 
 from . import convert as cv
+from .core import sealed_level
 from .game import CallInfo, Game
 
 LOOP_BUDGET_US = 2_500
@@ -219,24 +220,33 @@ def _split_hand(request: Any, core: Any, info: CallInfo) -> Placement:
     return _placed(bound, f"{cards} cards, {plays} plays")
 
 
-def _bot_move(request: Any, core: Any, info: CallInfo) -> Placement:
-    level = _level(request.level)
+def _bot_turn(text: str, request: Any, core: Any, info: CallInfo, seat_default: str) -> Placement:
+    """BotMove's or TimeoutMove's bot: the level asked for, or with a seat token and none asked the
+    level its deal sealed for the seat (``seat_default`` when none was: "" is the timeout rule)."""
+    level = _level(text)
+    loaded = None
+    if not level:
+        loaded = _to_act(core, request, info)
+        game = loaded[0]
+        if game.viewer >= 0:
+            level = sealed_level(game, game.viewer) or seat_default
+        if not level:  # the timeout rule (a table lookup), or no level: refused by the handler
+            return _placed(0, "no bot", game)
     if level not in DECIDE_BASE_US:  # pro searches; a level that is none is refused by the handler
         return _placed(PRO_US if level == SEARCHING_LEVEL else 0, level)
-    game, hand = _to_act(core, request, info)
+    game, hand = loaded or _to_act(core, request, info)
     bound = OBSERVE_US + _decide_us(level, hand, game.deal.tables)
     return _placed(bound, f"{level}, {hand.bit_count()} cards", game)
+
+
+def _bot_move(request: Any, core: Any, info: CallInfo) -> Placement:
+    return _bot_turn(request.level, request, core, info, DEFAULT_LEVEL)
 
 
 def _timeout_move(request: Any, core: Any, info: CallInfo) -> Placement:
-    if not request.bot_level:
-        return _placed(0, "no bot")  # the timeout rule: a table lookup
-    level = _level(request.bot_level)
-    if level not in DECIDE_BASE_US:
-        return _placed(PRO_US if level == SEARCHING_LEVEL else 0, level)
-    game, hand = _to_act(core, request, info)
-    bound = OBSERVE_US + _decide_us(level, hand, game.deal.tables)
-    return _placed(bound, f"{level}, {hand.bit_count()} cards", game)
+    if not request.bot_level and request.game.WhichOneof("game") != "state_token":
+        return _placed(0, "no bot")  # a log is the host's: the timeout rule, a table lookup
+    return _bot_turn(request.bot_level, request, core, info, "")
 
 
 def turns_before_a_person(ruleset: Ruleset, bot_seats: int, players: int, most: int) -> int:

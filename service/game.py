@@ -27,7 +27,7 @@ from . import wire
 from .bounds import MAX_SEATS
 from .errors import PermissionDenied
 from .history import History, move_bytes, opening, without_last
-from .tokens import DealIdentity, LastMove, PackedState, Snapshot
+from .tokens import DealIdentity, LastMove, PackedState, Snapshot, TableSeal
 
 
 class Played(NamedTuple):
@@ -73,6 +73,7 @@ class Game:
         "_previous",
         "_public_id",
         "_ruleset",
+        "_seal",
         "_viewer",
         "_writer",
     )
@@ -88,6 +89,7 @@ class Game:
         public_id: str = "",
         viewer: int = -1,
         bots: int = 0,
+        seal: TableSeal | None = None,
     ) -> None:
         """A game of ``deal`` with no move of it recorded yet (a new deal, or a log's before its
         moves are played); :meth:`resumed` makes one from a token."""
@@ -99,6 +101,7 @@ class Game:
         self._public_id = public_id
         self._viewer = viewer
         self._bots = bots
+        self._seal = seal
         self._previous: DealState | PackedState | Deal | None = None
         self._last_move: LastMove | None = None
         # The deal's current state as the token it came from held it; None once a move changed it.
@@ -125,7 +128,7 @@ class Game:
         game = cls.__new__(cls)
         game._ruleset, game._deal, game._identity = ruleset, deal, snap.identity
         game._face_up_card, game._face_up_seat = snap.face_up_card, snap.face_up_seat
-        game._public_id, game._viewer, game._bots = public_id, snap.viewer, snap.bots
+        game._public_id, game._viewer, game._bots, game._seal = public_id, snap.viewer, snap.bots, snap.seal
         game._previous, game._last_move, game._packed = snap.previous, snap.last_move, snap.packed
         game._history = game._loaded_history = snap.history
         game._history_moves = state.moves_made
@@ -188,6 +191,12 @@ class Game:
         """A seat token's bot seats, one bit a seat (``tokens.Snapshot.bots``): the seats PlayBots plays
         for that seat's device. Every token of the game keeps them."""
         return self._bots
+
+    @property
+    def seal(self) -> TableSeal | None:
+        """What the deal fixed when ``Deal`` made it: its tokens' own randomness and the seats' bot
+        levels (``tokens.TableSeal``); None for a game that began from a log."""
+        return self._seal
 
     @property
     def deal_code(self) -> str:
@@ -274,6 +283,7 @@ class Game:
             public_id=self._public_id,
             viewer=self._viewer,
             bots=self._bots,
+            seal=self._seal,
         )
         again._history = again._loaded_history = history
         again._history_moves = before.moves_made
@@ -300,6 +310,7 @@ class Game:
             None,
             self._history if self._history_moves == self._deal.moves_made else self.public_history(),
             self._bots if bots is None else bots,
+            self._seal,
         )
 
     def public_history(self) -> bytes:

@@ -18,7 +18,7 @@ from .deal_ids import DealIds
 from .errors import InvalidArgument, ResourceExhausted, at_field, bad_field
 from .game import CallInfo, Game
 from .limits import LIMITS, Limits, quote
-from .tokens import DealIdentity, TokenCodec, explicit_identity, identity_of
+from .tokens import DealIdentity, TableSeal, TokenCodec, explicit_identity, identity_of
 
 
 class GameLoader:
@@ -51,10 +51,12 @@ class GameLoader:
         context_msg: pb.DealContext,
         path: str,
         info: CallInfo,
+        seal: TableSeal | None = None,
     ) -> Game:
-        """A new deal from a code (``source == "deal_code"``), explicit hands, or fresh (None)."""
+        """A new deal from a code (``source == "deal_code"``), explicit hands, or fresh (None);
+        ``seal``: what ``Deal`` fixed for it (its tokens carry it)."""
         deal, identity, public_id = self._dealt(ruleset, source, code_text, hands, context_msg, path, info)
-        return Game(ruleset, deal, identity, deal.face_up_card, deal.face_up_seat, public_id=public_id)
+        return Game(ruleset, deal, identity, deal.face_up_card, deal.face_up_seat, public_id=public_id, seal=seal)
 
     def _dealt(
         self,

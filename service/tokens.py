@@ -15,7 +15,9 @@ seed or the random name drawn for explicit hands), the face-up card, the :class:
 after the last move, for idempotent retries the state before the last move and that move, and the
 deal's public history (:class:`~bigtwo.service.history.History`): how it opened and every move made,
 so that a stream or call resumed from a token tells the deal's story so far as one resumed from the
-log does. The history grows by a byte a move and a byte a card played and is bounded by the rules
+log does. A deal made by ``Deal`` ends with its seal (:class:`TableSeal`): 16 random bytes drawn
+when it was dealt, and the level of each seat's bot. The history grows by a byte a move and a byte
+a card played and is bounded by the rules
 (:data:`MAX_HISTORY_BYTES`); it is only read when the events so far are asked for, so resuming from
 a token costs the same late in a deal as early.
 
@@ -138,6 +140,24 @@ class PackedState(NamedTuple):
         return _unpack_state(self.data, 0, self.players)[0]
 
 
+SEAL_SECRET_BYTES = 16
+
+
+class TableSeal(NamedTuple):
+    """What a deal fixes when it is made and every token of it carries sealed (issue 33): 16 bytes
+    from the OS, which make the table's tokens its own (two tables dealt from one deal code never
+    share a token, so the spent-token ledger tells them apart) and are the bots' randomness; and the
+    level of each seat's bot, one code a seat (``bigtwo.engine.bots.BotLevel.code``; 0: none named).
+    A seat token's bots play from these alone, never from what a caller asks."""
+
+    secret: bytes
+    levels: bytes
+    """:data:`~bigtwo.service.bounds.MAX_SEATS` bytes, one level code a seat."""
+
+    def level_code(self, seat: int) -> int:
+        return self.levels[seat]
+
+
 class Snapshot(NamedTuple):
     """Everything a token carries (a named tuple: one is made for every token read or written)."""
 
@@ -161,6 +181,9 @@ class Snapshot(NamedTuple):
     bots: int = 0
     """A seat token's bot seats, one bit a seat: the seats PlayBots may play for the seat's device
     (``DealRequest.bot_seats``); never the token's own seat, always 0 for the host's token."""
+    seal: TableSeal | None = None
+    """Drawn when ``Deal`` made the deal; None for a game that began from a log (its tokens follow
+    from the log alone) or a token issued before seals existed."""
 
 
 class KeyRing:
@@ -326,6 +349,8 @@ def check_viewer(viewer: int, bots: int, players: int) -> None:
 
 _MOVE = struct.Struct("<BQB")
 _LENGTH = struct.Struct("<H")
+_SEAL = struct.Struct(f"<{SEAL_SECRET_BYTES}s{MAX_SEATS}s")
+"""The seal, after the history when there is one (a token without it reads as before)."""
 
 MAX_TOKEN_BYTES = LIMITS.token_bytes
 """The longest token written (and read): a ruleset whose overrides would make a longer one gets none
@@ -341,6 +366,7 @@ MAX_OVERRIDES_BYTES = MAX_TOKEN_BYTES - (
     + _MOVE.size
     + _LENGTH.size
     + MAX_HISTORY_BYTES
+    + _SEAL.size
 )
 """Room the longest token of the longest deal leaves for a ruleset's overrides (their JSON text)."""
 if MAX_OVERRIDES_BYTES <= 0:
@@ -418,10 +444,13 @@ class TokenCodec:
         if len(history) < OPENING.size:
             raise ValueError("a token carries the deal's history")
         parts += (_LENGTH.pack(len(history)), history)
+        seal = snap.seal
+        if seal is not None:
+            parts.append(_SEAL.pack(seal.secret, seal.levels))
         token = self.keys.seal(b"".join(parts))
         if self.issued is not None:
             # As decode would read it back: with the state packed as the token holds it.
-            self.issued.add(token, Snapshot(*snap[:8], PackedState(state, players), history, snap.bots))
+            self.issued.add(token, Snapshot(*snap[:8], PackedState(state, players), history, snap.bots, seal))
         return token
 
     def decode(self, token: bytes, path: str = "game.state_token") -> Snapshot:
@@ -490,6 +519,11 @@ class TokenCodec:
         if len(history) != length or not OPENING.size <= length <= MAX_HISTORY_BYTES:
             raise ValueError("the history is truncated, or longer than a deal's")
         offset += length
+        seal = None
+        if offset < len(body):
+            secret, levels = _SEAL.unpack_from(body, offset)
+            seal = TableSeal(secret, levels)
+            offset += _SEAL.size
         if offset != len(body):
             raise ValueError("trailing bytes")
         return Snapshot(
@@ -504,6 +538,7 @@ class TokenCodec:
             packed,
             history,
             bots,
+            seal,
         )
 
 

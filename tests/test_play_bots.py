@@ -1,7 +1,8 @@
 """PlayBots and DealRequest.bot_seats in process (tests/aio_harness.py): a person plays a whole deal against
-bots holding only a seat token, no answer shows another seat's cards, the bots' moves are
-deterministic and are BotMove's, every refusal names its field or reason, and the bot seats travel
-in the seat token's viewer byte (tokens issued before them still read)."""
+bots holding only a seat token, no answer shows another seat's cards, the bots' moves are fixed at
+deal time (levels and randomness sealed in the token: the same token always gets the same moves, a
+seat token cannot choose them) and are BotMove's, every refusal names its field or reason, and the
+bot seats travel in the seat token's viewer byte (tokens issued before them still read)."""
 
 from __future__ import annotations
 
@@ -126,21 +127,28 @@ def play_against_bots(server: Any, rules: Ruleset, code: DealCode, seed: int) ->
     truth = Deal.start(rules, deal_from_code(code, rules))
     person = (truth.to_act + 1) % rules.players  # the bots open, so PlayBots acts first
     others = [seat for seat in range(rules.players) if seat != person]
+    levels = ["random", "beginner", "good"]
     dealt = ok(
         server,
         "Deal",
-        api.DealRequest(ruleset=options(rules), deal_code=str(code), view_seat=person, bot_seats=others),
+        api.DealRequest(
+            ruleset=options(rules),
+            deal_code=str(code),
+            view_seat=person,
+            bot_seats=others,
+            bot_levels=[api.SeatBotLevel(seat=seat, level=levels[n % 3]) for n, seat in enumerate(others)],
+        ),
     )
     assert dealt.state_token == b"" and dealt.seat_token, "the seat token is the whole game"
     assert dealt.deal_code == "" and dealt.view.seat == person
     assert_shows_no_other_hand(dealt, truth, person)
-    levels = ["random", "beginner", "good"]
-    bots = [api.BotSeat(seat=seat, level=levels[n % 3], seed=seed + seat) for n, seat in enumerate(others)]
     person_rng = random.Random(seed)
     token = dealt.seat_token
     bot_moves: list[bytes] = []
     while True:
-        played = ok(server, "PlayBots", api.PlayBotsRequest(game=pb.Game(state_token=token), bots=bots))
+        played = ok(server, "PlayBots", api.PlayBotsRequest(game=pb.Game(state_token=token)))
+        again = ok(server, "PlayBots", api.PlayBotsRequest(game=pb.Game(state_token=token)))
+        assert again == played, "the same seat token, the same bot moves"
         assert len(played.moves) <= LIMITS.play_bots_moves
         for bot in played.moves:
             assert bot.move.seat != person and bot.move.index == truth.moves_made
@@ -154,7 +162,7 @@ def play_against_bots(server: Any, rules: Ruleset, code: DealCode, seed: int) ->
             assert played.table.over
             break
         assert played.table.to_act == person == truth.to_act and played.view.to_act
-        again = ok(server, "PlayBots", api.PlayBotsRequest(game=pb.Game(state_token=token), bots=bots))
+        again = ok(server, "PlayBots", api.PlayBotsRequest(game=pb.Game(state_token=token)))
         assert not again.moves and again.table == played.table, "the person to act: no bot moves"
         move = person_rng.choice(truth.legal_moves())
         applied = ok(
@@ -184,13 +192,22 @@ def test_a_person_plays_a_whole_deal_against_bots_with_the_seat_token_only(serve
         assert truth.over and bot_moves
 
 
-def test_the_bots_moves_are_deterministic() -> None:
+def test_the_bots_moves_are_fixed_by_the_deal_not_the_caller() -> None:
+    """Each PlayBots from one token answers the same (play_against_bots asks twice at every step);
+    the bots' randomness is drawn per deal, so deals of one code differ; a replica sharing the keys
+    plays a token's bots the same way."""
     code = DealCode.parse(CODE)
     rules = RULESETS[0]
-    first = play_against_bots(make_server(), rules, code, 5)[1]
-    assert play_against_bots(make_server(), rules, code, 5)[1] == first, "a fresh service plays the same moves"
-    others = {tuple(play_against_bots(make_server(), rules, code, seed)[1]) for seed in range(6, 10)}
-    assert len(others | {tuple(first)}) > 1, "the seeds matter"
+    plays = {tuple(play_against_bots(make_server(), rules, code, 5)[1]) for _ in range(4)}
+    assert len(plays) > 1, "each deal draws its bots' randomness afresh"
+    person = (Deal.start(rules, deal_from_code(code, rules)).to_act + 1) % 4
+    others = [seat for seat in range(4) if seat != person]
+    request = api.DealRequest(ruleset=options(rules), deal_code=CODE, view_seat=person, bot_seats=others)
+    request.bot_levels.extend(api.SeatBotLevel(seat=seat, level="random") for seat in others)
+    token = ok(make_server(), "Deal", request).seat_token
+    game = pb.Game(state_token=token)
+    answers = {ok(make_server(), "PlayBots", api.PlayBotsRequest(game=game)).SerializeToString() for _ in range(3)}
+    assert len(answers) == 1, "another replica with the same keys: the same moves"
 
 
 def test_each_decision_is_botmoves_with_the_documented_seed(server: Any) -> None:
@@ -290,17 +307,44 @@ def test_refusals(server: Any) -> None:
         server, "Deal", api.DealRequest(ruleset=options(rules), deal_code=CODE, view_seat=person, bot_seats=[bot])
     )
     game = pb.Game(state_token=with_bot.seat_token)
-    for seat in (person, (person + 1) % 4):
-        foreign = call(server, "PlayBots", api.PlayBotsRequest(game=game, bots=[api.BotSeat(seat=seat, level="good")]))
-        assert foreign.code is grpc.StatusCode.PERMISSION_DENIED and foreign.reason == "TOKEN_BOUND_TO_SEAT", seat
-        assert f"bots[0].seat: seat {seat} is not a bot seat" in foreign.message
-    bad_level = call(server, "PlayBots", api.PlayBotsRequest(game=game, bots=[api.BotSeat(seat=bot, level="wizard")]))
+    # A seat token's bots play as the deal fixed them: asking for any level or seed is refused.
+    for entry in (
+        api.BotSeat(seat=bot, level="pro"),
+        api.BotSeat(seat=bot, seed=7),
+        api.BotSeat(seat=person, level="good"),
+        api.BotSeat(seat=9, level="wizard"),
+    ):
+        fixed = call(server, "PlayBots", api.PlayBotsRequest(game=game, bots=[entry]))
+        assert fixed.code is grpc.StatusCode.INVALID_ARGUMENT and fixed.reason == "BOTS_FIXED_AT_DEAL", entry
+        assert fixed.fields == ["bots"], entry
+    # The host's token: the levels and seeds it asks for, checked as before.
+    host_game = pb.Game(state_token=with_bot.state_token)
+    bad_level = call(
+        server, "PlayBots", api.PlayBotsRequest(game=host_game, bots=[api.BotSeat(seat=bot, level="wizard")])
+    )
     assert bad_level.code is grpc.StatusCode.INVALID_ARGUMENT and bad_level.fields == ["bots[0].level"]
     twice = [api.BotSeat(seat=bot, level="good"), api.BotSeat(seat=bot, level="pro")]
-    repeated = call(server, "PlayBots", api.PlayBotsRequest(game=game, bots=twice))
+    repeated = call(server, "PlayBots", api.PlayBotsRequest(game=host_game, bots=twice))
     assert repeated.code is grpc.StatusCode.INVALID_ARGUMENT and repeated.fields == ["bots[1].seat"]
-    out_of_range = call(server, "PlayBots", api.PlayBotsRequest(game=game, bots=[api.BotSeat(seat=9, level="good")]))
+    out_of_range = call(
+        server, "PlayBots", api.PlayBotsRequest(game=host_game, bots=[api.BotSeat(seat=9, level="good")])
+    )
     assert out_of_range.code is grpc.StatusCode.INVALID_ARGUMENT and out_of_range.fields == ["bots[0].seat"]
+    # DealRequest.bot_levels: with view_seat, for a bot seat or view_seat, once each, a known level.
+    level_cases: list[tuple[dict[str, Any], list[api.SeatBotLevel], str]] = [
+        ({}, [api.SeatBotLevel(seat=bot, level="good")], "bot_levels"),
+        ({"view_seat": person}, [api.SeatBotLevel(seat=bot, level="good")], "bot_levels[0].seat"),
+        ({"view_seat": person, "bot_seats": [bot]}, [api.SeatBotLevel(seat=bot, level="wizard")], "bot_levels[0].level"),
+        (
+            {"view_seat": person, "bot_seats": [bot]},
+            [api.SeatBotLevel(seat=bot), api.SeatBotLevel(seat=bot, level="pro")],
+            "bot_levels[1].seat",
+        ),
+    ]
+    for fields, levels, path in level_cases:
+        request = api.DealRequest(ruleset=options(rules), deal_code=CODE, bot_levels=levels, **fields)
+        result = call(server, "Deal", request)
+        assert result.code is grpc.StatusCode.INVALID_ARGUMENT and result.fields == [path], (fields, result.message)
     # The person to act: nothing to play, the same game back.
     host = ok(server, "Deal", api.DealRequest(ruleset=options(rules), deal_code=CODE))
     idle = ok(

@@ -36,10 +36,30 @@ class ListPresetsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class ListPresetsResponse(_message.Message):
-    __slots__ = ("presets",)
+    __slots__ = ("presets", "bot_levels", "default_bot_level")
     PRESETS_FIELD_NUMBER: _ClassVar[int]
+    BOT_LEVELS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_BOT_LEVEL_FIELD_NUMBER: _ClassVar[int]
     presets: _containers.RepeatedCompositeFieldContainer[_types_pb2.Preset]
-    def __init__(self, presets: _Optional[_Iterable[_Union[_types_pb2.Preset, _Mapping]]] = ...) -> None: ...
+    bot_levels: _containers.RepeatedCompositeFieldContainer[BotLevelInfo]
+    default_bot_level: str
+    def __init__(self, presets: _Optional[_Iterable[_Union[_types_pb2.Preset, _Mapping]]] = ..., bot_levels: _Optional[_Iterable[_Union[BotLevelInfo, _Mapping]]] = ..., default_bot_level: _Optional[str] = ...) -> None: ...
+
+class BotLevelInfo(_message.Message):
+    __slots__ = ("name", "description")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+
+class SeatBotLevel(_message.Message):
+    __slots__ = ("seat", "level")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    level: str
+    def __init__(self, seat: _Optional[int] = ..., level: _Optional[str] = ...) -> None: ...
 
 class DescribeRulesetRequest(_message.Message):
     __slots__ = ("ruleset",)
@@ -67,20 +87,22 @@ class DescribeRulesetResponse(_message.Message):
     def __init__(self, ruleset: _Optional[_Union[_types_pb2.Ruleset, _Mapping]] = ..., overrides: _Optional[_Mapping[str, str]] = ..., fingerprint: _Optional[str] = ..., description: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DealRequest(_message.Message):
-    __slots__ = ("ruleset", "deal_code", "explicit_deal", "context", "view_seat", "bot_seats")
+    __slots__ = ("ruleset", "deal_code", "explicit_deal", "context", "view_seat", "bot_seats", "bot_levels")
     RULESET_FIELD_NUMBER: _ClassVar[int]
     DEAL_CODE_FIELD_NUMBER: _ClassVar[int]
     EXPLICIT_DEAL_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     VIEW_SEAT_FIELD_NUMBER: _ClassVar[int]
     BOT_SEATS_FIELD_NUMBER: _ClassVar[int]
+    BOT_LEVELS_FIELD_NUMBER: _ClassVar[int]
     ruleset: _types_pb2.Ruleset
     deal_code: str
     explicit_deal: _types_pb2.ExplicitDeal
     context: _types_pb2.DealContext
     view_seat: int
     bot_seats: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, ruleset: _Optional[_Union[_types_pb2.Ruleset, _Mapping]] = ..., deal_code: _Optional[str] = ..., explicit_deal: _Optional[_Union[_types_pb2.ExplicitDeal, _Mapping]] = ..., context: _Optional[_Union[_types_pb2.DealContext, _Mapping]] = ..., view_seat: _Optional[int] = ..., bot_seats: _Optional[_Iterable[int]] = ...) -> None: ...
+    bot_levels: _containers.RepeatedCompositeFieldContainer[SeatBotLevel]
+    def __init__(self, ruleset: _Optional[_Union[_types_pb2.Ruleset, _Mapping]] = ..., deal_code: _Optional[str] = ..., explicit_deal: _Optional[_Union[_types_pb2.ExplicitDeal, _Mapping]] = ..., context: _Optional[_Union[_types_pb2.DealContext, _Mapping]] = ..., view_seat: _Optional[int] = ..., bot_seats: _Optional[_Iterable[int]] = ..., bot_levels: _Optional[_Iterable[_Union[SeatBotLevel, _Mapping]]] = ...) -> None: ...
 
 class DealResponse(_message.Message):
     __slots__ = ("deal_code", "state_token", "table", "events", "view", "seat_token")

@@ -23,7 +23,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file bigtwo/v1/service.proto.
  */
 export const file_bigtwo_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChdiaWd0d28vdjEvc2VydmljZS5wcm90bxIJYmlndHdvLnYxIhQKEkxpc3RQcmVzZXRzUmVxdWVzdCI5ChNMaXN0UHJlc2V0c1Jlc3BvbnNlEiIKB3ByZXNldHMYASADKAsyES5iaWd0d28udjEuUHJlc2V0Ij0KFkRlc2NyaWJlUnVsZXNldFJlcXVlc3QSIwoHcnVsZXNldBgBIAEoCzISLmJpZ3R3by52MS5SdWxlc2V0IuABChdEZXNjcmliZVJ1bGVzZXRSZXNwb25zZRIjCgdydWxlc2V0GAEgASgLMhIuYmlndHdvLnYxLlJ1bGVzZXQSRAoJb3ZlcnJpZGVzGAIgAygLMjEuYmlndHdvLnYxLkRlc2NyaWJlUnVsZXNldFJlc3BvbnNlLk92ZXJyaWRlc0VudHJ5EhMKC2ZpbmdlcnByaW50GAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgAygJGjAKDk92ZXJyaWRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi5QEKC0RlYWxSZXF1ZXN0EiMKB3J1bGVzZXQYASABKAsyEi5iaWd0d28udjEuUnVsZXNldBITCglkZWFsX2NvZGUYAiABKAlIABIwCg1leHBsaWNpdF9kZWFsGAMgASgLMhcuYmlndHdvLnYxLkV4cGxpY2l0RGVhbEgAEicKB2NvbnRleHQYBCABKAsyFi5iaWd0d28udjEuRGVhbENvbnRleHQSFgoJdmlld19zZWF0GAUgASgNSAGIAQESEQoJYm90X3NlYXRzGAYgAygNQggKBnNvdXJjZUIMCgpfdmlld19zZWF0IrUBCgxEZWFsUmVzcG9uc2USEQoJZGVhbF9jb2RlGAEgASgJEhMKC3N0YXRlX3Rva2VuGAIgASgMEiQKBXRhYmxlGAMgASgLMhUuYmlndHdvLnYxLlRhYmxlU3RhdGUSIAoGZXZlbnRzGAQgAygLMhAuYmlndHdvLnYxLkV2ZW50EiEKBHZpZXcYBSABKAsyEy5iaWd0d28udjEuU2VhdFZpZXcSEgoKc2VhdF90b2tlbhgGIAEoDCJTChNWYWxpZGF0ZU1vdmVSZXF1ZXN0Eh0KBGdhbWUYASABKAsyDy5iaWd0d28udjEuR2FtZRIdCgRtb3ZlGAIgASgLMg8uYmlndHdvLnYxLk1vdmUiPwoUVmFsaWRhdGVNb3ZlUmVzcG9uc2USJwoHb3V0Y29tZRgBIAEoCzIWLmJpZ3R3by52MS5Nb3ZlT3V0Y29tZSJ2ChBBcHBseU1vdmVSZXF1ZXN0Eh0KBGdhbWUYASABKAsyDy5iaWd0d28udjEuR2FtZRIdCgRtb3ZlGAIgASgLMg8uYmlndHdvLnYxLk1vdmUSFgoJdmlld19zZWF0GAMgASgNSACIAQFCDAoKX3ZpZXdfc2VhdCLQAQoRQXBwbHlNb3ZlUmVzcG9uc2USJwoHb3V0Y29tZRgBIAEoCzIWLmJpZ3R3by52MS5Nb3ZlT3V0Y29tZRIgCgZldmVudHMYAiADKAsyEC5iaWd0d28udjEuRXZlbnQSEwoLc3RhdGVfdG9rZW4YAyABKAwSJAoFdGFibGUYBCABKAsyFS5iaWd0d28udjEuVGFibGVTdGF0ZRIhCgR2aWV3GAUgASgLMhMuYmlndHdvLnYxLlNlYXRWaWV3EhIKCnNlYXRfdG9rZW4YBiABKAwiUAoMSGFuZFBvc2l0aW9uEiMKB3J1bGVzZXQYASABKAsyEi5iaWd0d28udjEuUnVsZXNldBIMCgRoYW5kGAIgASgJEg0KBXRhYmxlGAMgASgJImsKEUxlZ2FsTW92ZXNSZXF1ZXN0Eh8KBGdhbWUYASABKAsyDy5iaWd0d28udjEuR2FtZUgAEisKCHBvc2l0aW9uGAIgASgLMhcuYmlndHdvLnYxLkhhbmRQb3NpdGlvbkgAQggKBnNvdXJjZSJUChJMZWdhbE1vdmVzUmVzcG9uc2USDAoEc2VhdBgBIAEoDRIeCgVwbGF5cxgCIAMoCzIPLmJpZ3R3by52MS5QbGF5EhAKCGNhbl9wYXNzGAMgASgIIj8KD05leHRIaW50UmVxdWVzdBIdCgRnYW1lGAEgASgLMg8uYmlndHdvLnYxLkdhbWUSDQoFYWZ0ZXIYAiABKAkiRwoQTmV4dEhpbnRSZXNwb25zZRIdCgRwbGF5GAEgASgLMg8uYmlndHdvLnYxLlBsYXkSFAoMY3ljbGVfbGVuZ3RoGAIgASgNIkYKElRpbWVvdXRNb3ZlUmVxdWVzdBIdCgRnYW1lGAEgASgLMg8uYmlndHdvLnYxLkdhbWUSEQoJYm90X2xldmVsGAIgASgJIjQKE1RpbWVvdXRNb3ZlUmVzcG9uc2USHQoEbW92ZRgBIAEoCzIPLmJpZ3R3by52MS5Nb3ZlIkUKEFNwbGl0SGFuZFJlcXVlc3QSIwoHcnVsZXNldBgBIAEoCzISLmJpZ3R3by52MS5SdWxlc2V0EgwKBGhhbmQYAiABKAkiMwoRU3BsaXRIYW5kUmVzcG9uc2USHgoFcGxheXMYASADKAsyDy5iaWd0d28udjEuUGxheSKRAQoQTmFtZUNhcmRzUmVxdWVzdBINCgVjYXJkcxgBIAEoCRIlCgdydWxlc2V0GAIgASgLMhIuYmlndHdvLnYxLlJ1bGVzZXRIABIfCgRnYW1lGAMgASgLMg8uYmlndHdvLnYxLkdhbWVIABINCgV0YWJsZRgEIAEoCRIMCgRzZWF0GAUgASgNQgkKB2NvbnRleHQiiwEKEU5hbWVDYXJkc1Jlc3BvbnNlEgwKBG5hbWUYASABKAkSHQoEa2luZBgCIAEoDjIPLmJpZ3R3by52MS5LaW5kEhAKCHBsYXlhYmxlGAMgASgIEiMKB3JlZnVzYWwYBCABKAsyEi5iaWd0d28udjEuUmVmdXNhbBISCgplbmRpbmdfbm93GAUgASgJIlgKCkNhcmRDb3VudHMSIwoHcnVsZXNldBgBIAEoCzISLmJpZ3R3by52MS5SdWxlc2V0EhIKCmNhcmRzX2xlZnQYAiADKA0SEQoJdHdvc19sZWZ0GAMgAygNImYKEFNjb3JlRGVhbFJlcXVlc3QSJwoGY291bnRzGAEgASgLMhUuYmlndHdvLnYxLkNhcmRDb3VudHNIABIfCgRnYW1lGAIgASgLMg8uYmlndHdvLnYxLkdhbWVIAEIICgZzb3VyY2UiWAoRU2NvcmVEZWFsUmVzcG9uc2USDgoGd2lubmVyGAEgASgNEiMKBXNlYXRzGAIgAygLMhQuYmlndHdvLnYxLlNlYXRTY29yZRIOCgZzY29yZXMYAyADKAUihQEKElNldHRsZU1hdGNoUmVxdWVzdBIjCgdydWxlc2V0GAEgASgLMhIuYmlndHdvLnYxLlJ1bGVzZXQSJAoFZGVhbHMYAiADKAsyFS5iaWd0d28udjEuRGVhbFJlc3VsdBITCgtlbXB0eV9zZWF0cxgDIAMoDRIPCgdzdG9wcGVkGAQgASgIIoUBChNTZXR0bGVNYXRjaFJlc3BvbnNlEg4KBnRvdGFscxgBIAMoBRIRCglkZWFsc193b24YAiADKA0SDAoEb3ZlchgDIAEoCBIPCgd3aW5uZXJzGAQgAygNEiwKDG5leHRfY29udGV4dBgFIAEoCzIWLmJpZ3R3by52MS5EZWFsQ29udGV4dCJZChBSZXBsYXlMb2dSZXF1ZXN0Eh8KA2xvZxgBIAEoCzISLmJpZ3R3by52MS5HYW1lTG9nEhYKCXZpZXdfc2VhdBgCIAEoDUgAiAEBQgwKCl92aWV3X3NlYXQi0QEKEVJlcGxheUxvZ1Jlc3BvbnNlEhUKDW1vdmVzX2FwcGxpZWQYASABKA0SDwoHcmVmdXNlZBgCIAEoCBISCgpyZWZ1c2VkX2F0GAMgASgNEiMKB3JlZnVzYWwYBCABKAsyEi5iaWd0d28udjEuUmVmdXNhbBIgCgZldmVudHMYBSADKAsyEC5iaWd0d28udjEuRXZlbnQSJAoFdGFibGUYBiABKAsyFS5iaWd0d28udjEuVGFibGVTdGF0ZRITCgtzdGF0ZV90b2tlbhgHIAEoDCJnCgpTdHJlYW1PcGVuEh0KBGdhbWUYASABKAsyDy5iaWd0d28udjEuR2FtZRIWCgl2aWV3X3NlYXQYAiABKA1IAIgBARIUCgxzdGF0ZV90b2tlbnMYAyABKAhCDAoKX3ZpZXdfc2VhdCJCCgpTdHJlYW1Nb3ZlEh0KBG1vdmUYASABKAsyDy5iaWd0d28udjEuTW92ZRIVCg12YWxpZGF0ZV9vbmx5GAIgASgIImwKEVBsYXlTdHJlYW1SZXF1ZXN0EiUKBG9wZW4YASABKAsyFS5iaWd0d28udjEuU3RyZWFtT3BlbkgAEiUKBG1vdmUYAiABKAsyFS5iaWd0d28udjEuU3RyZWFtTW92ZUgAQgkKB21lc3NhZ2UitQEKDFN0cmVhbU9wZW5lZBIRCglkZWFsX2NvZGUYASABKAkSJAoFdGFibGUYAiABKAsyFS5iaWd0d28udjEuVGFibGVTdGF0ZRIgCgZldmVudHMYAyADKAsyEC5iaWd0d28udjEuRXZlbnQSIQoEdmlldxgEIAEoCzITLmJpZ3R3by52MS5TZWF0VmlldxITCgtzdGF0ZV90b2tlbhgFIAEoDBISCgpzZWF0X3Rva2VuGAYgASgMIt4BChBTdHJlYW1Nb3ZlUmVzdWx0Eg0KBWluZGV4GAEgASgNEicKB291dGNvbWUYAiABKAsyFi5iaWd0d28udjEuTW92ZU91dGNvbWUSIAoGZXZlbnRzGAMgAygLMhAuYmlndHdvLnYxLkV2ZW50EiQKBXRhYmxlGAQgASgLMhUuYmlndHdvLnYxLlRhYmxlU3RhdGUSIQoEdmlldxgFIAEoCzITLmJpZ3R3by52MS5TZWF0VmlldxITCgtzdGF0ZV90b2tlbhgGIAEoDBISCgpzZWF0X3Rva2VuGAcgASgMIn4KElBsYXlTdHJlYW1SZXNwb25zZRIpCgZvcGVuZWQYASABKAsyFy5iaWd0d28udjEuU3RyZWFtT3BlbmVkSAASMgoLbW92ZV9yZXN1bHQYAiABKAsyGy5iaWd0d28udjEuU3RyZWFtTW92ZVJlc3VsdEgAQgkKB21lc3NhZ2UicQoOQm90TW92ZVJlcXVlc3QSHQoEZ2FtZRgBIAEoCzIPLmJpZ3R3by52MS5HYW1lEg0KBWxldmVsGAIgASgJEgwKBHNlZWQYAyABKAQSEwoLc2ltdWxhdGlvbnMYBCABKA0SDgoGbWF4X21zGAUgASgNIk0KD0JvdE1vdmVSZXNwb25zZRIdCgRtb3ZlGAEgASgLMg8uYmlndHdvLnYxLk1vdmUSDAoEbmFtZRgCIAEoCRINCgVsZXZlbBgDIAEoCSI0CgdCb3RTZWF0EgwKBHNlYXQYASABKA0SDQoFbGV2ZWwYAiABKAkSDAoEc2VlZBgDIAEoBCJSCg9QbGF5Qm90c1JlcXVlc3QSHQoEZ2FtZRgBIAEoCzIPLmJpZ3R3by52MS5HYW1lEiAKBGJvdHMYAiADKAsyEi5iaWd0d28udjEuQm90U2VhdCJHCglCb3RQbGF5ZWQSHQoEbW92ZRgBIAEoCzIPLmJpZ3R3by52MS5Nb3ZlEgwKBG5hbWUYAiABKAkSDQoFbGV2ZWwYAyABKAkiywEKEFBsYXlCb3RzUmVzcG9uc2USIwoFbW92ZXMYASADKAsyFC5iaWd0d28udjEuQm90UGxheWVkEiAKBmV2ZW50cxgCIAMoCzIQLmJpZ3R3by52MS5FdmVudBIkCgV0YWJsZRgDIAEoCzIVLmJpZ3R3by52MS5UYWJsZVN0YXRlEiEKBHZpZXcYBCABKAsyEy5iaWd0d28udjEuU2VhdFZpZXcSEwoLc3RhdGVfdG9rZW4YBSABKAwSEgoKc2VhdF90b2tlbhgGIAEoDCKvAQoPQXVkaXRMb2dSZXF1ZXN0EhUKC3JlcGxheV90b21sGAEgASgJSAASJgoIZ2FtZV9sb2cYAiABKAsyEi5iaWd0d28udjEuR2FtZUxvZ0gAEhIKCndhbnRfc3RlcHMYAyABKAgSGQoRcmVxdWlyZV9zaWduYXR1cmUYBCABKAgSFgoJdmlld19zZWF0GAUgASgNSAGIAQFCCAoGc291cmNlQgwKCl92aWV3X3NlYXQizwEKDEF1ZGl0UHJvYmxlbRIkCgRraW5kGAEgASgOMhYuYmlndHdvLnYxLlZlcmRpY3RLaW5kEg8KB21lc3NhZ2UYAiABKAkSEwoLZGVhbF9udW1iZXIYAyABKA0SGQoMYWN0aW9uX2luZGV4GAQgASgNSACIAQESFwoKbW92ZV9pbmRleBgFIAEoDUgBiAEBEgwKBGxpbmUYBiABKA0SEQoJcmVhc29uX2lkGAcgASgJQg8KDV9hY3Rpb25faW5kZXhCDQoLX21vdmVfaW5kZXgi2AIKCUF1ZGl0U3RlcBIMCgRzdGVwGAEgASgNEhMKC2RlYWxfbnVtYmVyGAIgASgNEhkKDGFjdGlvbl9pbmRleBgDIAEoDUgAiAEBEhIKBWFjdG9yGAQgASgNSAGIAQESDAoEdGV4dBgFIAEoCRIPCgdyZWZ1c2VkGAYgASgJEg4KBnRvX2FjdBgHIAEoDRIhCgV0YWJsZRgIIAEoCzISLmJpZ3R3by52MS5DYXJkU2V0EhIKCmNhcmRzX2xlZnQYCSADKA0SEQoJZGVhbF9vdmVyGAogASgIEhMKBndpbm5lchgLIAEoDUgCiAEBEhMKC2RlYWxfc2NvcmVzGAwgAygFEg4KBnRvdGFscxgNIAMoBRIgCgRoYW5kGA4gASgLMhIuYmlndHdvLnYxLkNhcmRTZXRCDwoNX2FjdGlvbl9pbmRleEIICgZfYWN0b3JCCQoHX3dpbm5lciL9AQoQQXVkaXRMb2dSZXNwb25zZRIkCgRraW5kGAEgASgOMhYuYmlndHdvLnYxLlZlcmRpY3RLaW5kEikKCHByb2JsZW1zGAIgAygLMhcuYmlndHdvLnYxLkF1ZGl0UHJvYmxlbRIRCglzaWduYXR1cmUYAyABKAkSIAoGZXZlbnRzGAQgAygLMhAuYmlndHdvLnYxLkV2ZW50EiMKBXN0ZXBzGAUgAygLMhQuYmlndHdvLnYxLkF1ZGl0U3RlcBIVCg1kZWFsc19jaGVja2VkGAYgASgNEhcKD2FjdGlvbnNfY2hlY2tlZBgHIAEoDRIOCgZ0b3RhbHMYCCADKAUqzQIKC1ZlcmRpY3RLaW5kEhwKGFZFUkRJQ1RfS0lORF9VTlNQRUNJRklFRBAAEhYKElZFUkRJQ1RfS0lORF9WQUxJRBABEh0KGVZFUkRJQ1RfS0lORF9GT1JNQVRfRVJST1IQAhIhCh1WRVJESUNUX0tJTkRfUlVMRVNFVF9NSVNNQVRDSBADEiMKH1ZFUkRJQ1RfS0lORF9ERUFMX0NPREVfTUlTTUFUQ0gQBBIhCh1WRVJESUNUX0tJTkRfQ09OVEVYVF9NSVNNQVRDSBAFEh0KGVZFUkRJQ1RfS0lORF9JTExFR0FMX01PVkUQBhIgChxWRVJESUNUX0tJTkRfUkVTVUxUX01JU01BVENIEAcSHQoZVkVSRElDVF9LSU5EX0JST0tFTl9DSEFJThAIEh4KGlZFUkRJQ1RfS0lORF9CQURfU0lHTkFUVVJFEAky8AkKDUJpZ1R3b1NlcnZpY2USTAoLTGlzdFByZXNldHMSHS5iaWd0d28udjEuTGlzdFByZXNldHNSZXF1ZXN0Gh4uYmlndHdvLnYxLkxpc3RQcmVzZXRzUmVzcG9uc2USWAoPRGVzY3JpYmVSdWxlc2V0EiEuYmlndHdvLnYxLkRlc2NyaWJlUnVsZXNldFJlcXVlc3QaIi5iaWd0d28udjEuRGVzY3JpYmVSdWxlc2V0UmVzcG9uc2USNwoERGVhbBIWLmJpZ3R3by52MS5EZWFsUmVxdWVzdBoXLmJpZ3R3by52MS5EZWFsUmVzcG9uc2USTwoMVmFsaWRhdGVNb3ZlEh4uYmlndHdvLnYxLlZhbGlkYXRlTW92ZVJlcXVlc3QaHy5iaWd0d28udjEuVmFsaWRhdGVNb3ZlUmVzcG9uc2USRgoJQXBwbHlNb3ZlEhsuYmlndHdvLnYxLkFwcGx5TW92ZVJlcXVlc3QaHC5iaWd0d28udjEuQXBwbHlNb3ZlUmVzcG9uc2USSQoKTGVnYWxNb3ZlcxIcLmJpZ3R3by52MS5MZWdhbE1vdmVzUmVxdWVzdBodLmJpZ3R3by52MS5MZWdhbE1vdmVzUmVzcG9uc2USQwoITmV4dEhpbnQSGi5iaWd0d28udjEuTmV4dEhpbnRSZXF1ZXN0GhsuYmlndHdvLnYxLk5leHRIaW50UmVzcG9uc2USTAoLVGltZW91dE1vdmUSHS5iaWd0d28udjEuVGltZW91dE1vdmVSZXF1ZXN0Gh4uYmlndHdvLnYxLlRpbWVvdXRNb3ZlUmVzcG9uc2USRgoJU3BsaXRIYW5kEhsuYmlndHdvLnYxLlNwbGl0SGFuZFJlcXVlc3QaHC5iaWd0d28udjEuU3BsaXRIYW5kUmVzcG9uc2USRgoJTmFtZUNhcmRzEhsuYmlndHdvLnYxLk5hbWVDYXJkc1JlcXVlc3QaHC5iaWd0d28udjEuTmFtZUNhcmRzUmVzcG9uc2USRgoJU2NvcmVEZWFsEhsuYmlndHdvLnYxLlNjb3JlRGVhbFJlcXVlc3QaHC5iaWd0d28udjEuU2NvcmVEZWFsUmVzcG9uc2USTAoLU2V0dGxlTWF0Y2gSHS5iaWd0d28udjEuU2V0dGxlTWF0Y2hSZXF1ZXN0Gh4uYmlndHdvLnYxLlNldHRsZU1hdGNoUmVzcG9uc2USRgoJUmVwbGF5TG9nEhsuYmlndHdvLnYxLlJlcGxheUxvZ1JlcXVlc3QaHC5iaWd0d28udjEuUmVwbGF5TG9nUmVzcG9uc2USQAoHQm90TW92ZRIZLmJpZ3R3by52MS5Cb3RNb3ZlUmVxdWVzdBoaLmJpZ3R3by52MS5Cb3RNb3ZlUmVzcG9uc2USQwoIUGxheUJvdHMSGi5iaWd0d28udjEuUGxheUJvdHNSZXF1ZXN0GhsuYmlndHdvLnYxLlBsYXlCb3RzUmVzcG9uc2USQwoIQXVkaXRMb2cSGi5iaWd0d28udjEuQXVkaXRMb2dSZXF1ZXN0GhsuYmlndHdvLnYxLkF1ZGl0TG9nUmVzcG9uc2USTQoKUGxheVN0cmVhbRIcLmJpZ3R3by52MS5QbGF5U3RyZWFtUmVxdWVzdBodLmJpZ3R3by52MS5QbGF5U3RyZWFtUmVzcG9uc2UoATABYgZwcm90bzM", [file_bigtwo_v1_types]);
+  fileDesc("ChdiaWd0d28vdjEvc2VydmljZS5wcm90bxIJYmlndHdvLnYxIhQKEkxpc3RQcmVzZXRzUmVxdWVzdCKBAQoTTGlzdFByZXNldHNSZXNwb25zZRIiCgdwcmVzZXRzGAEgAygLMhEuYmlndHdvLnYxLlByZXNldBIrCgpib3RfbGV2ZWxzGAIgAygLMhcuYmlndHdvLnYxLkJvdExldmVsSW5mbxIZChFkZWZhdWx0X2JvdF9sZXZlbBgDIAEoCSIxCgxCb3RMZXZlbEluZm8SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCSIrCgxTZWF0Qm90TGV2ZWwSDAoEc2VhdBgBIAEoDRINCgVsZXZlbBgCIAEoCSI9ChZEZXNjcmliZVJ1bGVzZXRSZXF1ZXN0EiMKB3J1bGVzZXQYASABKAsyEi5iaWd0d28udjEuUnVsZXNldCLgAQoXRGVzY3JpYmVSdWxlc2V0UmVzcG9uc2USIwoHcnVsZXNldBgBIAEoCzISLmJpZ3R3by52MS5SdWxlc2V0EkQKCW92ZXJyaWRlcxgCIAMoCzIxLmJpZ3R3by52MS5EZXNjcmliZVJ1bGVzZXRSZXNwb25zZS5PdmVycmlkZXNFbnRyeRITCgtmaW5nZXJwcmludBgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAMoCRowCg5PdmVycmlkZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIpICCgtEZWFsUmVxdWVzdBIjCgdydWxlc2V0GAEgASgLMhIuYmlndHdvLnYxLlJ1bGVzZXQSEwoJZGVhbF9jb2RlGAIgASgJSAASMAoNZXhwbGljaXRfZGVhbBgDIAEoCzIXLmJpZ3R3by52MS5FeHBsaWNpdERlYWxIABInCgdjb250ZXh0GAQgASgLMhYuYmlndHdvLnYxLkRlYWxDb250ZXh0EhYKCXZpZXdfc2VhdBgFIAEoDUgBiAEBEhEKCWJvdF9zZWF0cxgGIAMoDRIrCgpib3RfbGV2ZWxzGAcgAygLMhcuYmlndHdvLnYxLlNlYXRCb3RMZXZlbEIICgZzb3VyY2VCDAoKX3ZpZXdfc2VhdCK1AQoMRGVhbFJlc3BvbnNlEhEKCWRlYWxfY29kZRgBIAEoCRITCgtzdGF0ZV90b2tlbhgCIAEoDBIkCgV0YWJsZRgDIAEoCzIVLmJpZ3R3by52MS5UYWJsZVN0YXRlEiAKBmV2ZW50cxgEIAMoCzIQLmJpZ3R3by52MS5FdmVudBIhCgR2aWV3GAUgASgLMhMuYmlndHdvLnYxLlNlYXRWaWV3EhIKCnNlYXRfdG9rZW4YBiABKAwiUwoTVmFsaWRhdGVNb3ZlUmVxdWVzdBIdCgRnYW1lGAEgASgLMg8uYmlndHdvLnYxLkdhbWUSHQoEbW92ZRgCIAEoCzIPLmJpZ3R3by52MS5Nb3ZlIj8KFFZhbGlkYXRlTW92ZVJlc3BvbnNlEicKB291dGNvbWUYASABKAsyFi5iaWd0d28udjEuTW92ZU91dGNvbWUidgoQQXBwbHlNb3ZlUmVxdWVzdBIdCgRnYW1lGAEgASgLMg8uYmlndHdvLnYxLkdhbWUSHQoEbW92ZRgCIAEoCzIPLmJpZ3R3by52MS5Nb3ZlEhYKCXZpZXdfc2VhdBgDIAEoDUgAiAEBQgwKCl92aWV3X3NlYXQi0AEKEUFwcGx5TW92ZVJlc3BvbnNlEicKB291dGNvbWUYASABKAsyFi5iaWd0d28udjEuTW92ZU91dGNvbWUSIAoGZXZlbnRzGAIgAygLMhAuYmlndHdvLnYxLkV2ZW50EhMKC3N0YXRlX3Rva2VuGAMgASgMEiQKBXRhYmxlGAQgASgLMhUuYmlndHdvLnYxLlRhYmxlU3RhdGUSIQoEdmlldxgFIAEoCzITLmJpZ3R3by52MS5TZWF0VmlldxISCgpzZWF0X3Rva2VuGAYgASgMIlAKDEhhbmRQb3NpdGlvbhIjCgdydWxlc2V0GAEgASgLMhIuYmlndHdvLnYxLlJ1bGVzZXQSDAoEaGFuZBgCIAEoCRINCgV0YWJsZRgDIAEoCSJrChFMZWdhbE1vdmVzUmVxdWVzdBIfCgRnYW1lGAEgASgLMg8uYmlndHdvLnYxLkdhbWVIABIrCghwb3NpdGlvbhgCIAEoCzIXLmJpZ3R3by52MS5IYW5kUG9zaXRpb25IAEIICgZzb3VyY2UiVAoSTGVnYWxNb3Zlc1Jlc3BvbnNlEgwKBHNlYXQYASABKA0SHgoFcGxheXMYAiADKAsyDy5iaWd0d28udjEuUGxheRIQCghjYW5fcGFzcxgDIAEoCCI/Cg9OZXh0SGludFJlcXVlc3QSHQoEZ2FtZRgBIAEoCzIPLmJpZ3R3by52MS5HYW1lEg0KBWFmdGVyGAIgASgJIkcKEE5leHRIaW50UmVzcG9uc2USHQoEcGxheRgBIAEoCzIPLmJpZ3R3by52MS5QbGF5EhQKDGN5Y2xlX2xlbmd0aBgCIAEoDSJGChJUaW1lb3V0TW92ZVJlcXVlc3QSHQoEZ2FtZRgBIAEoCzIPLmJpZ3R3by52MS5HYW1lEhEKCWJvdF9sZXZlbBgCIAEoCSI0ChNUaW1lb3V0TW92ZVJlc3BvbnNlEh0KBG1vdmUYASABKAsyDy5iaWd0d28udjEuTW92ZSJFChBTcGxpdEhhbmRSZXF1ZXN0EiMKB3J1bGVzZXQYASABKAsyEi5iaWd0d28udjEuUnVsZXNldBIMCgRoYW5kGAIgASgJIjMKEVNwbGl0SGFuZFJlc3BvbnNlEh4KBXBsYXlzGAEgAygLMg8uYmlndHdvLnYxLlBsYXkikQEKEE5hbWVDYXJkc1JlcXVlc3QSDQoFY2FyZHMYASABKAkSJQoHcnVsZXNldBgCIAEoCzISLmJpZ3R3by52MS5SdWxlc2V0SAASHwoEZ2FtZRgDIAEoCzIPLmJpZ3R3by52MS5HYW1lSAASDQoFdGFibGUYBCABKAkSDAoEc2VhdBgFIAEoDUIJCgdjb250ZXh0IosBChFOYW1lQ2FyZHNSZXNwb25zZRIMCgRuYW1lGAEgASgJEh0KBGtpbmQYAiABKA4yDy5iaWd0d28udjEuS2luZBIQCghwbGF5YWJsZRgDIAEoCBIjCgdyZWZ1c2FsGAQgASgLMhIuYmlndHdvLnYxLlJlZnVzYWwSEgoKZW5kaW5nX25vdxgFIAEoCSJYCgpDYXJkQ291bnRzEiMKB3J1bGVzZXQYASABKAsyEi5iaWd0d28udjEuUnVsZXNldBISCgpjYXJkc19sZWZ0GAIgAygNEhEKCXR3b3NfbGVmdBgDIAMoDSJmChBTY29yZURlYWxSZXF1ZXN0EicKBmNvdW50cxgBIAEoCzIVLmJpZ3R3by52MS5DYXJkQ291bnRzSAASHwoEZ2FtZRgCIAEoCzIPLmJpZ3R3by52MS5HYW1lSABCCAoGc291cmNlIlgKEVNjb3JlRGVhbFJlc3BvbnNlEg4KBndpbm5lchgBIAEoDRIjCgVzZWF0cxgCIAMoCzIULmJpZ3R3by52MS5TZWF0U2NvcmUSDgoGc2NvcmVzGAMgAygFIoUBChJTZXR0bGVNYXRjaFJlcXVlc3QSIwoHcnVsZXNldBgBIAEoCzISLmJpZ3R3by52MS5SdWxlc2V0EiQKBWRlYWxzGAIgAygLMhUuYmlndHdvLnYxLkRlYWxSZXN1bHQSEwoLZW1wdHlfc2VhdHMYAyADKA0SDwoHc3RvcHBlZBgEIAEoCCKFAQoTU2V0dGxlTWF0Y2hSZXNwb25zZRIOCgZ0b3RhbHMYASADKAUSEQoJZGVhbHNfd29uGAIgAygNEgwKBG92ZXIYAyABKAgSDwoHd2lubmVycxgEIAMoDRIsCgxuZXh0X2NvbnRleHQYBSABKAsyFi5iaWd0d28udjEuRGVhbENvbnRleHQiWQoQUmVwbGF5TG9nUmVxdWVzdBIfCgNsb2cYASABKAsyEi5iaWd0d28udjEuR2FtZUxvZxIWCgl2aWV3X3NlYXQYAiABKA1IAIgBAUIMCgpfdmlld19zZWF0ItEBChFSZXBsYXlMb2dSZXNwb25zZRIVCg1tb3Zlc19hcHBsaWVkGAEgASgNEg8KB3JlZnVzZWQYAiABKAgSEgoKcmVmdXNlZF9hdBgDIAEoDRIjCgdyZWZ1c2FsGAQgASgLMhIuYmlndHdvLnYxLlJlZnVzYWwSIAoGZXZlbnRzGAUgAygLMhAuYmlndHdvLnYxLkV2ZW50EiQKBXRhYmxlGAYgASgLMhUuYmlndHdvLnYxLlRhYmxlU3RhdGUSEwoLc3RhdGVfdG9rZW4YByABKAwiZwoKU3RyZWFtT3BlbhIdCgRnYW1lGAEgASgLMg8uYmlndHdvLnYxLkdhbWUSFgoJdmlld19zZWF0GAIgASgNSACIAQESFAoMc3RhdGVfdG9rZW5zGAMgASgIQgwKCl92aWV3X3NlYXQiQgoKU3RyZWFtTW92ZRIdCgRtb3ZlGAEgASgLMg8uYmlndHdvLnYxLk1vdmUSFQoNdmFsaWRhdGVfb25seRgCIAEoCCJsChFQbGF5U3RyZWFtUmVxdWVzdBIlCgRvcGVuGAEgASgLMhUuYmlndHdvLnYxLlN0cmVhbU9wZW5IABIlCgRtb3ZlGAIgASgLMhUuYmlndHdvLnYxLlN0cmVhbU1vdmVIAEIJCgdtZXNzYWdlIrUBCgxTdHJlYW1PcGVuZWQSEQoJZGVhbF9jb2RlGAEgASgJEiQKBXRhYmxlGAIgASgLMhUuYmlndHdvLnYxLlRhYmxlU3RhdGUSIAoGZXZlbnRzGAMgAygLMhAuYmlndHdvLnYxLkV2ZW50EiEKBHZpZXcYBCABKAsyEy5iaWd0d28udjEuU2VhdFZpZXcSEwoLc3RhdGVfdG9rZW4YBSABKAwSEgoKc2VhdF90b2tlbhgGIAEoDCLeAQoQU3RyZWFtTW92ZVJlc3VsdBINCgVpbmRleBgBIAEoDRInCgdvdXRjb21lGAIgASgLMhYuYmlndHdvLnYxLk1vdmVPdXRjb21lEiAKBmV2ZW50cxgDIAMoCzIQLmJpZ3R3by52MS5FdmVudBIkCgV0YWJsZRgEIAEoCzIVLmJpZ3R3by52MS5UYWJsZVN0YXRlEiEKBHZpZXcYBSABKAsyEy5iaWd0d28udjEuU2VhdFZpZXcSEwoLc3RhdGVfdG9rZW4YBiABKAwSEgoKc2VhdF90b2tlbhgHIAEoDCJ+ChJQbGF5U3RyZWFtUmVzcG9uc2USKQoGb3BlbmVkGAEgASgLMhcuYmlndHdvLnYxLlN0cmVhbU9wZW5lZEgAEjIKC21vdmVfcmVzdWx0GAIgASgLMhsuYmlndHdvLnYxLlN0cmVhbU1vdmVSZXN1bHRIAEIJCgdtZXNzYWdlInEKDkJvdE1vdmVSZXF1ZXN0Eh0KBGdhbWUYASABKAsyDy5iaWd0d28udjEuR2FtZRINCgVsZXZlbBgCIAEoCRIMCgRzZWVkGAMgASgEEhMKC3NpbXVsYXRpb25zGAQgASgNEg4KBm1heF9tcxgFIAEoDSJNCg9Cb3RNb3ZlUmVzcG9uc2USHQoEbW92ZRgBIAEoCzIPLmJpZ3R3by52MS5Nb3ZlEgwKBG5hbWUYAiABKAkSDQoFbGV2ZWwYAyABKAkiNAoHQm90U2VhdBIMCgRzZWF0GAEgASgNEg0KBWxldmVsGAIgASgJEgwKBHNlZWQYAyABKAQiUgoPUGxheUJvdHNSZXF1ZXN0Eh0KBGdhbWUYASABKAsyDy5iaWd0d28udjEuR2FtZRIgCgRib3RzGAIgAygLMhIuYmlndHdvLnYxLkJvdFNlYXQiRwoJQm90UGxheWVkEh0KBG1vdmUYASABKAsyDy5iaWd0d28udjEuTW92ZRIMCgRuYW1lGAIgASgJEg0KBWxldmVsGAMgASgJIssBChBQbGF5Qm90c1Jlc3BvbnNlEiMKBW1vdmVzGAEgAygLMhQuYmlndHdvLnYxLkJvdFBsYXllZBIgCgZldmVudHMYAiADKAsyEC5iaWd0d28udjEuRXZlbnQSJAoFdGFibGUYAyABKAsyFS5iaWd0d28udjEuVGFibGVTdGF0ZRIhCgR2aWV3GAQgASgLMhMuYmlndHdvLnYxLlNlYXRWaWV3EhMKC3N0YXRlX3Rva2VuGAUgASgMEhIKCnNlYXRfdG9rZW4YBiABKAwirwEKD0F1ZGl0TG9nUmVxdWVzdBIVCgtyZXBsYXlfdG9tbBgBIAEoCUgAEiYKCGdhbWVfbG9nGAIgASgLMhIuYmlndHdvLnYxLkdhbWVMb2dIABISCgp3YW50X3N0ZXBzGAMgASgIEhkKEXJlcXVpcmVfc2lnbmF0dXJlGAQgASgIEhYKCXZpZXdfc2VhdBgFIAEoDUgBiAEBQggKBnNvdXJjZUIMCgpfdmlld19zZWF0Is8BCgxBdWRpdFByb2JsZW0SJAoEa2luZBgBIAEoDjIWLmJpZ3R3by52MS5WZXJkaWN0S2luZBIPCgdtZXNzYWdlGAIgASgJEhMKC2RlYWxfbnVtYmVyGAMgASgNEhkKDGFjdGlvbl9pbmRleBgEIAEoDUgAiAEBEhcKCm1vdmVfaW5kZXgYBSABKA1IAYgBARIMCgRsaW5lGAYgASgNEhEKCXJlYXNvbl9pZBgHIAEoCUIPCg1fYWN0aW9uX2luZGV4Qg0KC19tb3ZlX2luZGV4ItgCCglBdWRpdFN0ZXASDAoEc3RlcBgBIAEoDRITCgtkZWFsX251bWJlchgCIAEoDRIZCgxhY3Rpb25faW5kZXgYAyABKA1IAIgBARISCgVhY3RvchgEIAEoDUgBiAEBEgwKBHRleHQYBSABKAkSDwoHcmVmdXNlZBgGIAEoCRIOCgZ0b19hY3QYByABKA0SIQoFdGFibGUYCCABKAsyEi5iaWd0d28udjEuQ2FyZFNldBISCgpjYXJkc19sZWZ0GAkgAygNEhEKCWRlYWxfb3ZlchgKIAEoCBITCgZ3aW5uZXIYCyABKA1IAogBARITCgtkZWFsX3Njb3JlcxgMIAMoBRIOCgZ0b3RhbHMYDSADKAUSIAoEaGFuZBgOIAEoCzISLmJpZ3R3by52MS5DYXJkU2V0Qg8KDV9hY3Rpb25faW5kZXhCCAoGX2FjdG9yQgkKB193aW5uZXIi/QEKEEF1ZGl0TG9nUmVzcG9uc2USJAoEa2luZBgBIAEoDjIWLmJpZ3R3by52MS5WZXJkaWN0S2luZBIpCghwcm9ibGVtcxgCIAMoCzIXLmJpZ3R3by52MS5BdWRpdFByb2JsZW0SEQoJc2lnbmF0dXJlGAMgASgJEiAKBmV2ZW50cxgEIAMoCzIQLmJpZ3R3by52MS5FdmVudBIjCgVzdGVwcxgFIAMoCzIULmJpZ3R3by52MS5BdWRpdFN0ZXASFQoNZGVhbHNfY2hlY2tlZBgGIAEoDRIXCg9hY3Rpb25zX2NoZWNrZWQYByABKA0SDgoGdG90YWxzGAggAygFKs0CCgtWZXJkaWN0S2luZBIcChhWRVJESUNUX0tJTkRfVU5TUEVDSUZJRUQQABIWChJWRVJESUNUX0tJTkRfVkFMSUQQARIdChlWRVJESUNUX0tJTkRfRk9STUFUX0VSUk9SEAISIQodVkVSRElDVF9LSU5EX1JVTEVTRVRfTUlTTUFUQ0gQAxIjCh9WRVJESUNUX0tJTkRfREVBTF9DT0RFX01JU01BVENIEAQSIQodVkVSRElDVF9LSU5EX0NPTlRFWFRfTUlTTUFUQ0gQBRIdChlWRVJESUNUX0tJTkRfSUxMRUdBTF9NT1ZFEAYSIAocVkVSRElDVF9LSU5EX1JFU1VMVF9NSVNNQVRDSBAHEh0KGVZFUkRJQ1RfS0lORF9CUk9LRU5fQ0hBSU4QCBIeChpWRVJESUNUX0tJTkRfQkFEX1NJR05BVFVSRRAJMvAJCg1CaWdUd29TZXJ2aWNlEkwKC0xpc3RQcmVzZXRzEh0uYmlndHdvLnYxLkxpc3RQcmVzZXRzUmVxdWVzdBoeLmJpZ3R3by52MS5MaXN0UHJlc2V0c1Jlc3BvbnNlElgKD0Rlc2NyaWJlUnVsZXNldBIhLmJpZ3R3by52MS5EZXNjcmliZVJ1bGVzZXRSZXF1ZXN0GiIuYmlndHdvLnYxLkRlc2NyaWJlUnVsZXNldFJlc3BvbnNlEjcKBERlYWwSFi5iaWd0d28udjEuRGVhbFJlcXVlc3QaFy5iaWd0d28udjEuRGVhbFJlc3BvbnNlEk8KDFZhbGlkYXRlTW92ZRIeLmJpZ3R3by52MS5WYWxpZGF0ZU1vdmVSZXF1ZXN0Gh8uYmlndHdvLnYxLlZhbGlkYXRlTW92ZVJlc3BvbnNlEkYKCUFwcGx5TW92ZRIbLmJpZ3R3by52MS5BcHBseU1vdmVSZXF1ZXN0GhwuYmlndHdvLnYxLkFwcGx5TW92ZVJlc3BvbnNlEkkKCkxlZ2FsTW92ZXMSHC5iaWd0d28udjEuTGVnYWxNb3Zlc1JlcXVlc3QaHS5iaWd0d28udjEuTGVnYWxNb3Zlc1Jlc3BvbnNlEkMKCE5leHRIaW50EhouYmlndHdvLnYxLk5leHRIaW50UmVxdWVzdBobLmJpZ3R3by52MS5OZXh0SGludFJlc3BvbnNlEkwKC1RpbWVvdXRNb3ZlEh0uYmlndHdvLnYxLlRpbWVvdXRNb3ZlUmVxdWVzdBoeLmJpZ3R3by52MS5UaW1lb3V0TW92ZVJlc3BvbnNlEkYKCVNwbGl0SGFuZBIbLmJpZ3R3by52MS5TcGxpdEhhbmRSZXF1ZXN0GhwuYmlndHdvLnYxLlNwbGl0SGFuZFJlc3BvbnNlEkYKCU5hbWVDYXJkcxIbLmJpZ3R3by52MS5OYW1lQ2FyZHNSZXF1ZXN0GhwuYmlndHdvLnYxLk5hbWVDYXJkc1Jlc3BvbnNlEkYKCVNjb3JlRGVhbBIbLmJpZ3R3by52MS5TY29yZURlYWxSZXF1ZXN0GhwuYmlndHdvLnYxLlNjb3JlRGVhbFJlc3BvbnNlEkwKC1NldHRsZU1hdGNoEh0uYmlndHdvLnYxLlNldHRsZU1hdGNoUmVxdWVzdBoeLmJpZ3R3by52MS5TZXR0bGVNYXRjaFJlc3BvbnNlEkYKCVJlcGxheUxvZxIbLmJpZ3R3by52MS5SZXBsYXlMb2dSZXF1ZXN0GhwuYmlndHdvLnYxLlJlcGxheUxvZ1Jlc3BvbnNlEkAKB0JvdE1vdmUSGS5iaWd0d28udjEuQm90TW92ZVJlcXVlc3QaGi5iaWd0d28udjEuQm90TW92ZVJlc3BvbnNlEkMKCFBsYXlCb3RzEhouYmlndHdvLnYxLlBsYXlCb3RzUmVxdWVzdBobLmJpZ3R3by52MS5QbGF5Qm90c1Jlc3BvbnNlEkMKCEF1ZGl0TG9nEhouYmlndHdvLnYxLkF1ZGl0TG9nUmVxdWVzdBobLmJpZ3R3by52MS5BdWRpdExvZ1Jlc3BvbnNlEk0KClBsYXlTdHJlYW0SHC5iaWd0d28udjEuUGxheVN0cmVhbVJlcXVlc3QaHS5iaWd0d28udjEuUGxheVN0cmVhbVJlc3BvbnNlKAEwAWIGcHJvdG8z", [file_bigtwo_v1_types]);
 
 /**
  * ListPresets takes no input.
@@ -41,7 +41,7 @@ export const ListPresetsRequestSchema: GenMessage<ListPresetsRequest> = /*@__PUR
   messageDesc(file_bigtwo_v1_service, 0);
 
 /**
- * Every preset.
+ * Every preset, and every bot level.
  *
  * @generated from message bigtwo.v1.ListPresetsResponse
  */
@@ -52,6 +52,21 @@ export type ListPresetsResponse = Message<"bigtwo.v1.ListPresetsResponse"> & {
    * @generated from field: repeated bigtwo.v1.Preset presets = 1;
    */
   presets: Preset[];
+
+  /**
+   * The computer players' levels, weakest first: the one list front ends offer (DealRequest.bot_levels,
+   * BotMoveRequest.level).
+   *
+   * @generated from field: repeated bigtwo.v1.BotLevelInfo bot_levels = 2;
+   */
+  botLevels: BotLevelInfo[];
+
+  /**
+   * The level a bot seat plays at when none is named ("good").
+   *
+   * @generated from field: string default_bot_level = 3;
+   */
+  defaultBotLevel: string;
 };
 
 /**
@@ -60,6 +75,62 @@ export type ListPresetsResponse = Message<"bigtwo.v1.ListPresetsResponse"> & {
  */
 export const ListPresetsResponseSchema: GenMessage<ListPresetsResponse> = /*@__PURE__*/
   messageDesc(file_bigtwo_v1_service, 1);
+
+/**
+ * One level of computer player.
+ *
+ * @generated from message bigtwo.v1.BotLevelInfo
+ */
+export type BotLevelInfo = Message<"bigtwo.v1.BotLevelInfo"> & {
+  /**
+   * Its name, as requests spell it: "great".
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * One line about how it plays, in a card player's words.
+   *
+   * @generated from field: string description = 2;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message bigtwo.v1.BotLevelInfo.
+ * Use `create(BotLevelInfoSchema)` to create a new message.
+ */
+export const BotLevelInfoSchema: GenMessage<BotLevelInfo> = /*@__PURE__*/
+  messageDesc(file_bigtwo_v1_service, 2);
+
+/**
+ * A seat's bot level, fixed when the deal is made.
+ *
+ * @generated from message bigtwo.v1.SeatBotLevel
+ */
+export type SeatBotLevel = Message<"bigtwo.v1.SeatBotLevel"> & {
+  /**
+   * The seat (0-based): one of DealRequest.bot_seats, or view_seat itself.
+   *
+   * @generated from field: uint32 seat = 1;
+   */
+  seat: number;
+
+  /**
+   * The level (ListPresetsResponse.bot_levels); empty: the default level.
+   *
+   * @generated from field: string level = 2;
+   */
+  level: string;
+};
+
+/**
+ * Describes the message bigtwo.v1.SeatBotLevel.
+ * Use `create(SeatBotLevelSchema)` to create a new message.
+ */
+export const SeatBotLevelSchema: GenMessage<SeatBotLevel> = /*@__PURE__*/
+  messageDesc(file_bigtwo_v1_service, 3);
 
 /**
  * The ruleset to describe.
@@ -80,7 +151,7 @@ export type DescribeRulesetRequest = Message<"bigtwo.v1.DescribeRulesetRequest">
  * Use `create(DescribeRulesetRequestSchema)` to create a new message.
  */
 export const DescribeRulesetRequestSchema: GenMessage<DescribeRulesetRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 2);
+  messageDesc(file_bigtwo_v1_service, 4);
 
 /**
  * A ruleset in full.
@@ -122,7 +193,7 @@ export type DescribeRulesetResponse = Message<"bigtwo.v1.DescribeRulesetResponse
  * Use `create(DescribeRulesetResponseSchema)` to create a new message.
  */
 export const DescribeRulesetResponseSchema: GenMessage<DescribeRulesetResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 3);
+  messageDesc(file_bigtwo_v1_service, 5);
 
 /**
  * A new deal.
@@ -182,6 +253,18 @@ export type DealRequest = Message<"bigtwo.v1.DealRequest"> & {
    * @generated from field: repeated uint32 bot_seats = 6;
    */
   botSeats: number[];
+
+  /**
+   * With view_seat: the level of each bot seat, sealed into the seat token with the bots' randomness
+   * (drawn when the deal is made), so that PlayBots from that token plays every bot's turn the same
+   * way each time and takes no level or seed from the caller. A bot seat not listed plays at the
+   * default level ("good"). view_seat itself may be listed: the level BotMove and TimeoutMove use
+   * for the seat's own turn when called with the seat token (default: "good" for BotMove, the
+   * rules' timeout move for TimeoutMove).
+   *
+   * @generated from field: repeated bigtwo.v1.SeatBotLevel bot_levels = 7;
+   */
+  botLevels: SeatBotLevel[];
 };
 
 /**
@@ -189,7 +272,7 @@ export type DealRequest = Message<"bigtwo.v1.DealRequest"> & {
  * Use `create(DealRequestSchema)` to create a new message.
  */
 export const DealRequestSchema: GenMessage<DealRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 4);
+  messageDesc(file_bigtwo_v1_service, 6);
 
 /**
  * The new deal.
@@ -250,7 +333,7 @@ export type DealResponse = Message<"bigtwo.v1.DealResponse"> & {
  * Use `create(DealResponseSchema)` to create a new message.
  */
 export const DealResponseSchema: GenMessage<DealResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 5);
+  messageDesc(file_bigtwo_v1_service, 7);
 
 /**
  * A move to check.
@@ -278,7 +361,7 @@ export type ValidateMoveRequest = Message<"bigtwo.v1.ValidateMoveRequest"> & {
  * Use `create(ValidateMoveRequestSchema)` to create a new message.
  */
 export const ValidateMoveRequestSchema: GenMessage<ValidateMoveRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 6);
+  messageDesc(file_bigtwo_v1_service, 8);
 
 /**
  * Whether the move would be accepted.
@@ -299,7 +382,7 @@ export type ValidateMoveResponse = Message<"bigtwo.v1.ValidateMoveResponse"> & {
  * Use `create(ValidateMoveResponseSchema)` to create a new message.
  */
 export const ValidateMoveResponseSchema: GenMessage<ValidateMoveResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 7);
+  messageDesc(file_bigtwo_v1_service, 9);
 
 /**
  * A move to apply.
@@ -334,7 +417,7 @@ export type ApplyMoveRequest = Message<"bigtwo.v1.ApplyMoveRequest"> & {
  * Use `create(ApplyMoveRequestSchema)` to create a new message.
  */
 export const ApplyMoveRequestSchema: GenMessage<ApplyMoveRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 8);
+  messageDesc(file_bigtwo_v1_service, 10);
 
 /**
  * The move's result.
@@ -391,7 +474,7 @@ export type ApplyMoveResponse = Message<"bigtwo.v1.ApplyMoveResponse"> & {
  * Use `create(ApplyMoveResponseSchema)` to create a new message.
  */
 export const ApplyMoveResponseSchema: GenMessage<ApplyMoveResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 9);
+  messageDesc(file_bigtwo_v1_service, 11);
 
 /**
  * A hand to judge outside any game.
@@ -426,7 +509,7 @@ export type HandPosition = Message<"bigtwo.v1.HandPosition"> & {
  * Use `create(HandPositionSchema)` to create a new message.
  */
 export const HandPositionSchema: GenMessage<HandPosition> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 10);
+  messageDesc(file_bigtwo_v1_service, 12);
 
 /**
  * Whose legal moves.
@@ -463,7 +546,7 @@ export type LegalMovesRequest = Message<"bigtwo.v1.LegalMovesRequest"> & {
  * Use `create(LegalMovesRequestSchema)` to create a new message.
  */
 export const LegalMovesRequestSchema: GenMessage<LegalMovesRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 11);
+  messageDesc(file_bigtwo_v1_service, 13);
 
 /**
  * The legal moves.
@@ -498,7 +581,7 @@ export type LegalMovesResponse = Message<"bigtwo.v1.LegalMovesResponse"> & {
  * Use `create(LegalMovesResponseSchema)` to create a new message.
  */
 export const LegalMovesResponseSchema: GenMessage<LegalMovesResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 12);
+  messageDesc(file_bigtwo_v1_service, 14);
 
 /**
  * HK's Find.
@@ -526,7 +609,7 @@ export type NextHintRequest = Message<"bigtwo.v1.NextHintRequest"> & {
  * Use `create(NextHintRequestSchema)` to create a new message.
  */
 export const NextHintRequestSchema: GenMessage<NextHintRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 13);
+  messageDesc(file_bigtwo_v1_service, 15);
 
 /**
  * The next hint.
@@ -554,7 +637,7 @@ export type NextHintResponse = Message<"bigtwo.v1.NextHintResponse"> & {
  * Use `create(NextHintResponseSchema)` to create a new message.
  */
 export const NextHintResponseSchema: GenMessage<NextHintResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 14);
+  messageDesc(file_bigtwo_v1_service, 16);
 
 /**
  * Whose turn timed out.
@@ -572,7 +655,9 @@ export type TimeoutMoveRequest = Message<"bigtwo.v1.TimeoutMoveRequest"> & {
   /**
    * Empty: the rules' timeout move (HK: pass, or the lowest card when leading). A bot level
    * (random, beginner, good, great, pro): that bot plays the turn instead (TW: "the computer plays
-   * that turn for you"), deterministically for the game.
+   * that turn for you"), deterministically for the game. With a seat token it must be empty
+   * (INVALID_ARGUMENT BOTS_FIXED_AT_DEAL): the seat's level sealed at deal time
+   * (DealRequest.bot_levels listing view_seat) plays the turn, else the rules' timeout move.
    *
    * @generated from field: string bot_level = 2;
    */
@@ -584,7 +669,7 @@ export type TimeoutMoveRequest = Message<"bigtwo.v1.TimeoutMoveRequest"> & {
  * Use `create(TimeoutMoveRequestSchema)` to create a new message.
  */
 export const TimeoutMoveRequestSchema: GenMessage<TimeoutMoveRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 15);
+  messageDesc(file_bigtwo_v1_service, 17);
 
 /**
  * What the timed-out turn does.
@@ -605,7 +690,7 @@ export type TimeoutMoveResponse = Message<"bigtwo.v1.TimeoutMoveResponse"> & {
  * Use `create(TimeoutMoveResponseSchema)` to create a new message.
  */
 export const TimeoutMoveResponseSchema: GenMessage<TimeoutMoveResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 16);
+  messageDesc(file_bigtwo_v1_service, 18);
 
 /**
  * A hand to split.
@@ -633,7 +718,7 @@ export type SplitHandRequest = Message<"bigtwo.v1.SplitHandRequest"> & {
  * Use `create(SplitHandRequestSchema)` to create a new message.
  */
 export const SplitHandRequestSchema: GenMessage<SplitHandRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 17);
+  messageDesc(file_bigtwo_v1_service, 19);
 
 /**
  * The fewest-plays split.
@@ -654,7 +739,7 @@ export type SplitHandResponse = Message<"bigtwo.v1.SplitHandResponse"> & {
  * Use `create(SplitHandResponseSchema)` to create a new message.
  */
 export const SplitHandResponseSchema: GenMessage<SplitHandResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 18);
+  messageDesc(file_bigtwo_v1_service, 20);
 
 /**
  * A selection to name.
@@ -712,7 +797,7 @@ export type NameCardsRequest = Message<"bigtwo.v1.NameCardsRequest"> & {
  * Use `create(NameCardsRequestSchema)` to create a new message.
  */
 export const NameCardsRequestSchema: GenMessage<NameCardsRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 19);
+  messageDesc(file_bigtwo_v1_service, 21);
 
 /**
  * The readout line.
@@ -761,7 +846,7 @@ export type NameCardsResponse = Message<"bigtwo.v1.NameCardsResponse"> & {
  * Use `create(NameCardsResponseSchema)` to create a new message.
  */
 export const NameCardsResponseSchema: GenMessage<NameCardsResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 20);
+  messageDesc(file_bigtwo_v1_service, 22);
 
 /**
  * Counts to score.
@@ -796,7 +881,7 @@ export type CardCounts = Message<"bigtwo.v1.CardCounts"> & {
  * Use `create(CardCountsSchema)` to create a new message.
  */
 export const CardCountsSchema: GenMessage<CardCounts> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 21);
+  messageDesc(file_bigtwo_v1_service, 23);
 
 /**
  * What to score.
@@ -833,7 +918,7 @@ export type ScoreDealRequest = Message<"bigtwo.v1.ScoreDealRequest"> & {
  * Use `create(ScoreDealRequestSchema)` to create a new message.
  */
 export const ScoreDealRequestSchema: GenMessage<ScoreDealRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 22);
+  messageDesc(file_bigtwo_v1_service, 24);
 
 /**
  * The settlement card.
@@ -868,7 +953,7 @@ export type ScoreDealResponse = Message<"bigtwo.v1.ScoreDealResponse"> & {
  * Use `create(ScoreDealResponseSchema)` to create a new message.
  */
 export const ScoreDealResponseSchema: GenMessage<ScoreDealResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 23);
+  messageDesc(file_bigtwo_v1_service, 25);
 
 /**
  * A match to settle.
@@ -910,7 +995,7 @@ export type SettleMatchRequest = Message<"bigtwo.v1.SettleMatchRequest"> & {
  * Use `create(SettleMatchRequestSchema)` to create a new message.
  */
 export const SettleMatchRequestSchema: GenMessage<SettleMatchRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 24);
+  messageDesc(file_bigtwo_v1_service, 26);
 
 /**
  * The match's standing.
@@ -959,7 +1044,7 @@ export type SettleMatchResponse = Message<"bigtwo.v1.SettleMatchResponse"> & {
  * Use `create(SettleMatchResponseSchema)` to create a new message.
  */
 export const SettleMatchResponseSchema: GenMessage<SettleMatchResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 25);
+  messageDesc(file_bigtwo_v1_service, 27);
 
 /**
  * A log to replay.
@@ -987,7 +1072,7 @@ export type ReplayLogRequest = Message<"bigtwo.v1.ReplayLogRequest"> & {
  * Use `create(ReplayLogRequestSchema)` to create a new message.
  */
 export const ReplayLogRequestSchema: GenMessage<ReplayLogRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 26);
+  messageDesc(file_bigtwo_v1_service, 28);
 
 /**
  * The replay.
@@ -1050,7 +1135,7 @@ export type ReplayLogResponse = Message<"bigtwo.v1.ReplayLogResponse"> & {
  * Use `create(ReplayLogResponseSchema)` to create a new message.
  */
 export const ReplayLogResponseSchema: GenMessage<ReplayLogResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 27);
+  messageDesc(file_bigtwo_v1_service, 29);
 
 /**
  * Open a deal on the stream.
@@ -1086,7 +1171,7 @@ export type StreamOpen = Message<"bigtwo.v1.StreamOpen"> & {
  * Use `create(StreamOpenSchema)` to create a new message.
  */
 export const StreamOpenSchema: GenMessage<StreamOpen> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 28);
+  messageDesc(file_bigtwo_v1_service, 30);
 
 /**
  * A move on the stream.
@@ -1114,7 +1199,7 @@ export type StreamMove = Message<"bigtwo.v1.StreamMove"> & {
  * Use `create(StreamMoveSchema)` to create a new message.
  */
 export const StreamMoveSchema: GenMessage<StreamMove> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 29);
+  messageDesc(file_bigtwo_v1_service, 31);
 
 /**
  * A message to the stream: first open, then moves.
@@ -1151,7 +1236,7 @@ export type PlayStreamRequest = Message<"bigtwo.v1.PlayStreamRequest"> & {
  * Use `create(PlayStreamRequestSchema)` to create a new message.
  */
 export const PlayStreamRequestSchema: GenMessage<PlayStreamRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 30);
+  messageDesc(file_bigtwo_v1_service, 32);
 
 /**
  * The deal is open.
@@ -1207,7 +1292,7 @@ export type StreamOpened = Message<"bigtwo.v1.StreamOpened"> & {
  * Use `create(StreamOpenedSchema)` to create a new message.
  */
 export const StreamOpenedSchema: GenMessage<StreamOpened> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 31);
+  messageDesc(file_bigtwo_v1_service, 33);
 
 /**
  * A move's result on the stream.
@@ -1271,7 +1356,7 @@ export type StreamMoveResult = Message<"bigtwo.v1.StreamMoveResult"> & {
  * Use `create(StreamMoveResultSchema)` to create a new message.
  */
 export const StreamMoveResultSchema: GenMessage<StreamMoveResult> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 32);
+  messageDesc(file_bigtwo_v1_service, 34);
 
 /**
  * A message from the stream.
@@ -1308,7 +1393,7 @@ export type PlayStreamResponse = Message<"bigtwo.v1.PlayStreamResponse"> & {
  * Use `create(PlayStreamResponseSchema)` to create a new message.
  */
 export const PlayStreamResponseSchema: GenMessage<PlayStreamResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 33);
+  messageDesc(file_bigtwo_v1_service, 35);
 
 /**
  * Ask a computer player for the move of the seat to act.
@@ -1324,7 +1409,10 @@ export type BotMoveRequest = Message<"bigtwo.v1.BotMoveRequest"> & {
   game?: Game | undefined;
 
   /**
-   * The bot's level: random, beginner, good, great or pro.
+   * The bot's level: random, beginner, good, great or pro. With a seat token the four fields below
+   * must be left unset (INVALID_ARGUMENT BOTS_FIXED_AT_DEAL): the seat's level sealed at deal time
+   * plays (DealRequest.bot_levels listing view_seat; default "good") with the randomness drawn then,
+   * so the same token always gets the same move.
    *
    * @generated from field: string level = 2;
    */
@@ -1359,7 +1447,7 @@ export type BotMoveRequest = Message<"bigtwo.v1.BotMoveRequest"> & {
  * Use `create(BotMoveRequestSchema)` to create a new message.
  */
 export const BotMoveRequestSchema: GenMessage<BotMoveRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 34);
+  messageDesc(file_bigtwo_v1_service, 36);
 
 /**
  * The bot's move.
@@ -1394,7 +1482,7 @@ export type BotMoveResponse = Message<"bigtwo.v1.BotMoveResponse"> & {
  * Use `create(BotMoveResponseSchema)` to create a new message.
  */
 export const BotMoveResponseSchema: GenMessage<BotMoveResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 35);
+  messageDesc(file_bigtwo_v1_service, 37);
 
 /**
  * One bot seat's level and seed.
@@ -1430,7 +1518,7 @@ export type BotSeat = Message<"bigtwo.v1.BotSeat"> & {
  * Use `create(BotSeatSchema)` to create a new message.
  */
 export const BotSeatSchema: GenMessage<BotSeat> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 36);
+  messageDesc(file_bigtwo_v1_service, 38);
 
 /**
  * Bot turns to play.
@@ -1447,8 +1535,10 @@ export type PlayBotsRequest = Message<"bigtwo.v1.PlayBotsRequest"> & {
   game?: Game | undefined;
 
   /**
-   * The level and seed of each bot seat that may be played; a seat token's bot seats not listed
-   * play at level "good" with seed 0; a seat not among the token's bot seats is PERMISSION_DENIED.
+   * With the host's token: the level and seed of each bot seat that may be played. With a seat
+   * token it must be empty (INVALID_ARGUMENT BOTS_FIXED_AT_DEAL): the bots play at the levels and
+   * with the randomness sealed at deal time (DealRequest.bot_levels), so the same token always
+   * gets the same moves.
    *
    * @generated from field: repeated bigtwo.v1.BotSeat bots = 2;
    */
@@ -1460,7 +1550,7 @@ export type PlayBotsRequest = Message<"bigtwo.v1.PlayBotsRequest"> & {
  * Use `create(PlayBotsRequestSchema)` to create a new message.
  */
 export const PlayBotsRequestSchema: GenMessage<PlayBotsRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 37);
+  messageDesc(file_bigtwo_v1_service, 39);
 
 /**
  * One move a bot made.
@@ -1495,7 +1585,7 @@ export type BotPlayed = Message<"bigtwo.v1.BotPlayed"> & {
  * Use `create(BotPlayedSchema)` to create a new message.
  */
 export const BotPlayedSchema: GenMessage<BotPlayed> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 38);
+  messageDesc(file_bigtwo_v1_service, 40);
 
 /**
  * The bots' moves and where they left the game.
@@ -1551,7 +1641,7 @@ export type PlayBotsResponse = Message<"bigtwo.v1.PlayBotsResponse"> & {
  * Use `create(PlayBotsResponseSchema)` to create a new message.
  */
 export const PlayBotsResponseSchema: GenMessage<PlayBotsResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 39);
+  messageDesc(file_bigtwo_v1_service, 41);
 
 /**
  * A replay to audit.
@@ -1609,7 +1699,7 @@ export type AuditLogRequest = Message<"bigtwo.v1.AuditLogRequest"> & {
  * Use `create(AuditLogRequestSchema)` to create a new message.
  */
 export const AuditLogRequestSchema: GenMessage<AuditLogRequest> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 40);
+  messageDesc(file_bigtwo_v1_service, 42);
 
 /**
  * One thing wrong with a replay.
@@ -1672,7 +1762,7 @@ export type AuditProblem = Message<"bigtwo.v1.AuditProblem"> & {
  * Use `create(AuditProblemSchema)` to create a new message.
  */
 export const AuditProblemSchema: GenMessage<AuditProblem> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 41);
+  messageDesc(file_bigtwo_v1_service, 43);
 
 /**
  * The table after one step of a replay (a deal's start, or one action). Public, plus at most the
@@ -1785,7 +1875,7 @@ export type AuditStep = Message<"bigtwo.v1.AuditStep"> & {
  * Use `create(AuditStepSchema)` to create a new message.
  */
 export const AuditStepSchema: GenMessage<AuditStep> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 42);
+  messageDesc(file_bigtwo_v1_service, 44);
 
 /**
  * The audit's verdict.
@@ -1855,7 +1945,7 @@ export type AuditLogResponse = Message<"bigtwo.v1.AuditLogResponse"> & {
  * Use `create(AuditLogResponseSchema)` to create a new message.
  */
 export const AuditLogResponseSchema: GenMessage<AuditLogResponse> = /*@__PURE__*/
-  messageDesc(file_bigtwo_v1_service, 43);
+  messageDesc(file_bigtwo_v1_service, 45);
 
 /**
  * What an audit found.
