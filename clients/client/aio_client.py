@@ -18,11 +18,12 @@ from bigtwo.v1 import service_pb2 as api
 from google.protobuf.message import Message
 
 from . import calls
-from .calls import PLAY_STREAM, Call, Rpc, StreamState, StreamView, as_method
+from .calls import PLAY_STREAM, Call, Rpc, as_method
 from .client_errors import BigTwoError, BigTwoUnavailable, error_from_rpc, token_refused
 from .codec import move_to_pb
 from .connect import await_connection_async
 from .results import Dealt, GameRef, MoveResult
+from .stream_state import StreamState, StreamView
 from .transport import (
     NO_RETRY,
     CallDeadline,
