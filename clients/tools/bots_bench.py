@@ -30,6 +30,10 @@ instead (issue 36; :mod:`bigtwo.tools.ppo_agent.bench`): ``--deals`` for great, 
 for pro, its weights from ``--ppo-weights`` (the bench says how to fetch them when missing)::
 
     python -m bigtwo.tools.bots_bench --against ppo --deals 1000 --pro-deals 200 --jobs 2
+
+Any level plays against the agent, the ``learned`` level (the trained network, issue 36) too::
+
+    python -m bigtwo.tools.bots_bench --against ppo --against-levels learned,great --deals 400
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ PERCENTILES = ("p50", "p95", "p99")
 # The run-time estimate: mean ms of one decision (the engine's part included) on this project's
 # 2-core reference machine, and a level's decisions per duplicate deal at each player count (it
 # holds every seat once per deal; 3 players deal 17 cards). Rough: it only sizes the run.
-EST_MS_PER_DECISION = {"random": 0.12, "beginner": 0.14, "good": 0.16, "great": 0.2, "pro": 25.0}
+EST_MS_PER_DECISION = {"random": 0.12, "beginner": 0.14, "good": 0.16, "great": 0.2, "learned": 0.5, "pro": 25.0}
 EST_DECISIONS_PER_DEAL = {2: 19, 3: 40, 4: 45}
 
 

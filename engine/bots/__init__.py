@@ -1,5 +1,6 @@
-"""Computer players for every ruleset: ``random``, ``beginner``, ``good``, ``great`` and
-``pro``. Pure: no I/O, no global random state. Every bot decides from one seat's
+"""Computer players for every ruleset: ``random``, ``beginner``, ``good``, ``great``, ``learned``
+and ``pro``. Pure: no global random state, and no I/O but the ``learned`` level's one read of its
+shipped weights (numpy, the ``learned`` extra). Every bot decides from one seat's
 :class:`~bigtwo.engine.observation.Observation` only::
 
     from bigtwo.engine.bots import bot_for
@@ -22,6 +23,7 @@ from ..observation import Observation
 from ..rules import Ruleset
 from .base import Bot, View, public_deal, view_in_deal, view_of
 from .heuristic import PolicyBot, beginner_order, finalize, good_order, great_order
+from .learned import LearnedBot
 from .pro import Budget, ProBot, sample_hands
 from .random_bot import RandomBot
 
@@ -62,6 +64,13 @@ REGISTRY: tuple[BotLevel, ...] = (
         "A strong club player: counts cards, cashes sure winners and blocks a player about to go out.",
         4,
         lambda _b: PolicyBot("great", great_order),
+    ),
+    BotLevel(
+        "learned",
+        "Taught itself by playing many thousands of deals: plays like great, but trusts its own "
+        "judgement when it is sure (needs numpy).",
+        6,
+        lambda _b: LearnedBot(),
     ),
     BotLevel(
         "pro",
