@@ -20,6 +20,7 @@ import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -60,12 +61,12 @@ def _export(args: argparse.Namespace) -> int:
     out = Path(args.out)
     trainer = Trainer.resume(out, "cpu")
     target = Path(args.to)
-    arrays = trainer.playing()
+    arrays: dict[str, Any] = trainer.playing()
     temporary = target.with_name(target.name + ".tmp.npz")
     np.savez_compressed(temporary, **arrays)
     os.replace(temporary, target)
     record = {
-        "trained_by": "python -m bigtwo.tools.learn train --out " + str(out) + f" --seed {trainer.config.seed}",
+        "trained_by": _command(trainer.config, out),
         "config": asdict(trainer.config),
         "seed": trainer.config.seed,
         "deals": trainer.deals,
@@ -83,6 +84,15 @@ def _export(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _command(config: Config, out: Path) -> str:
+    """The command that starts this run again from its seed (the checkpoint's configuration)."""
+    return (
+        f"python -m bigtwo.tools.learn train --out {out} --seed {config.seed} --warm-deals {config.warm_deals} "
+        f"--eval-every {config.eval_every} --eval-deals {config.eval_deals} "
+        f"--checkpoint-every {config.checkpoint_every}"
+    )
 
 
 def _eval(args: argparse.Namespace) -> int:

@@ -37,7 +37,8 @@ class QNet(nn.Module):
     def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         hidden = torch.relu(self.state2(torch.relu(self.state1(state))))
         joint = torch.relu(self.joint_state(hidden) + self.joint_action(action))
-        return self.out(torch.relu(self.joint2(joint))).squeeze(-1)
+        rated: torch.Tensor = self.out(torch.relu(self.joint2(joint))).squeeze(-1)
+        return rated
 
 
 def to_numpy(net: QNet) -> dict[str, Any]:

@@ -262,7 +262,7 @@ class Trainer:
         predicted = self.net(torch.from_numpy(states).to(self.device), torch.from_numpy(actions).to(self.device))
         loss = torch.nn.functional.mse_loss(predicted, torch.from_numpy(targets).to(self.device))
         self.opt.zero_grad()
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]  # torch's stub leaves it untyped
         self.opt.step()
         self.steps += 1
         self.loss = float(loss.item()) if self.loss != self.loss else 0.98 * self.loss + 0.02 * float(loss.item())
