@@ -57,6 +57,13 @@ STREAM_SUFFIX = "/PlayStream"
 """The one streaming method: its requests may come over time (bounded by the call's deadline, not
 ``body_seconds``), each message checked at its envelope, and its answers go out as they come."""
 GRPC_TIMEOUT_UNITS = {"H": 3600.0, "M": 60.0, "S": 1.0, "m": 1e-3, "u": 1e-6, "n": 1e-9}
+ACCEPT_ENCODINGS = frozenset((b"accept-encoding", b"connect-accept-encoding", b"grpc-accept-encoding"))
+"""The headers by which a client offers to take compressed answers (Connect unary, Connect streams,
+gRPC-Web). Dropped from every API call, so the runtime answers uncompressed, as the gRPC port does:
+an answer is a few hundred bytes, mostly a state token that is ciphertext and does not compress, and
+gzip in Python cost the server about 300 µs of CPU a gRPC-Web move (its message and its trailers,
+each compressed) and the client as much again (docs/PERFORMANCE.md "Browser protocols"). A request
+may still come compressed (``content-encoding``, ``grpc-encoding``): the runtime reads it."""
 
 
 # -- the Host allowlist ----------------------------------------------------------------------------
@@ -164,6 +171,7 @@ class EdgeGuard:
             return
         content_type = _header(scope, b"content-type") or ""
         streaming = scope["path"].endswith(STREAM_SUFFIX)  # whatever protocol it comes by
+        _answer_uncompressed(scope)
         self._cap_deadline(scope, content_type)
         refusal = self._size_refusal(scope, streaming)
         if refusal is not None:
@@ -220,6 +228,13 @@ class EdgeGuard:
             headers = [(key, value) for key, value in scope["headers"] if key != name]
             headers.append((name, capped.encode()))
             scope["headers"] = headers
+
+
+def _answer_uncompressed(scope: Scope) -> None:
+    """Drop the call's offers to take a compressed answer (:data:`ACCEPT_ENCODINGS`)."""
+    headers = scope["headers"]
+    if any(key in ACCEPT_ENCODINGS for key, _ in headers):
+        scope["headers"] = [(key, value) for key, value in headers if key not in ACCEPT_ENCODINGS]
 
 
 def _coalescing(send: Send) -> Send:

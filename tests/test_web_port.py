@@ -5,6 +5,7 @@ client (connectrpc over pyqwest) and stock gRPC, knowing only proto/ (the genera
 
 from __future__ import annotations
 
+import gzip
 import socket
 import threading
 import time
@@ -185,6 +186,32 @@ def test_binary_answers_are_the_grpc_ports_bytes(web: Web, channel: grpc.Channel
     client = web.raw(protocol)
     assert client.execute_unary(request=legal, method=LEGAL) == native_raw(channel, "LegalMoves", legal)
     assert client.execute_unary(request=describe, method=DESCRIBE) == native_raw(channel, "DescribeRuleset", describe)
+
+
+@pytest.mark.parametrize("grpc_web", [False, True], ids=["connect", "grpc-web"])
+def test_answers_go_uncompressed_whatever_the_client_accepts(web: Web, channel: grpc.Channel, grpc_web: bool) -> None:
+    """An answer is a few hundred bytes, mostly ciphertext: gzip cost more CPU than it saved bytes,
+    and the gRPC port does not compress either. A compressed request is still read."""
+    legal = api.LegalMovesRequest(game=pb.Game(state_token=dealt(channel).state_token))
+    packed = gzip.compress(legal.SerializeToString())
+    if grpc_web:
+        body = b"\x01" + len(packed).to_bytes(4, "big") + packed
+        offer = {"content-type": "application/grpc-web+proto", "grpc-encoding": "gzip", "grpc-accept-encoding": "gzip"}
+    else:
+        body = packed
+        offer = {"content-type": "application/proto", "content-encoding": "gzip", "accept-encoding": "gzip, br"}
+    status, headers, answer = post(f"{web.base}/{SERVICE}/LegalMoves", body, offer)
+    assert status == 200, answer[:200]
+    native = native_raw(channel, "LegalMoves", legal)
+    if grpc_web:
+        assert headers.get("grpc-encoding", "identity") == "identity"
+        size = int.from_bytes(answer[1:5], "big")
+        assert answer[0] == 0 and answer[5 : 5 + size] == native
+        trailers = answer[5 + size :]
+        assert trailers[0] == 0x80 and b"grpc-status: 0" in trailers[5:]
+    else:
+        assert headers.get("content-encoding", "identity") == "identity"
+        assert answer == native
 
 
 def native_error(channel: grpc.Channel, name: str, request: Any) -> tuple[str, str, list[tuple[str, bytes]]]:
