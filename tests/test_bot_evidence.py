@@ -180,10 +180,29 @@ def positions(table: Table, seed: int) -> Iterator[int]:
         table.play(rng.choice(table.truth.legal_moves()))
 
 
+def sealed_seed(core: ServiceCore, game: pb.Game, seat: int, made: int) -> int:
+    """The seed a seat token's bot decides with at move ``made``: its deal's sealed randomness."""
+    loaded = core.games.load(game, "game", CallInfo())
+    return bot_decision_seed(service_core.sealed_seed(loaded, seat), made)
+
+
+def assert_seat_token_bot(table: Table, how: str) -> None:
+    """BotMove from a seat token takes no level or seed: the seat's sealed level (none sealed here:
+    good) decides with the deal's randomness, from the seat's observation."""
+    truth, game = table.truth, table.games()["seat token"]
+    seed = sealed_seed(table.core, game, truth.to_act, truth.moves_made)
+    answer = table.core.bot_move(api.BotMoveRequest(game=game), CallInfo())
+    table.assert_saw_the_truth(how)
+    assert (answer.move.text, answer.level) == (str(in_process(truth, "good", seed)), "good"), how
+
+
 def assert_same_evidence(table: Table, seed: int) -> None:
     """A cheap bot asked through every way of naming the game sees the seat's whole observation."""
     expected = str(in_process(table.truth, "random", seed))
     for how, game in table.games().items():
+        if how == "seat token":
+            assert_seat_token_bot(table, how)
+            continue
         answer = table.core.bot_move(api.BotMoveRequest(game=game, level="random", seed=seed), CallInfo())
         table.assert_saw_the_truth(how)
         assert answer.move.text == expected, how
@@ -205,6 +224,8 @@ def assert_bots_agree(table: Table, seed: int, *, with_pro: bool) -> None:
         for how, game in games.items():
             if how == "stream token" and level != in_turn:
                 continue  # a host's token made another way: one level a position covers it
+            if how == "seat token":
+                continue  # takes no level: assert_seat_token_bot
             request = api.BotMoveRequest(game=game, level=level, seed=seed)
             if pro:
                 request.simulations = PRO_SIMULATIONS
@@ -214,6 +235,8 @@ def assert_bots_agree(table: Table, seed: int, *, with_pro: bool) -> None:
     # TimeoutMove asks pro at its full budget: BotMove covers pro.
     expected = str(in_process(truth, in_turn, 0))
     for how, game in games.items():
+        if how == "seat token":
+            continue  # takes no level; none was sealed for the seat, so the rules' timeout move answers
         timed_out = core.timeout_move(api.TimeoutMoveRequest(game=game, bot_level=in_turn), CallInfo())
         table.assert_saw_the_truth(f"TimeoutMove {in_turn}, {how}")
         assert timed_out.move.text == expected, (in_turn, how)
@@ -270,12 +293,17 @@ def test_bots_against_a_person_holding_only_a_seat_token_see_and_play_as_in_proc
     truth = Deal.start(rules, deal_from_code(code, rules))
     person = (truth.to_act + 1) % rules.players
     levels = ["pro", "great", "good"]
-    seats = {seat: (levels[n], 50 + seat) for n, seat in enumerate(s for s in range(rules.players) if s != person)}
+    seats = {seat: levels[n] for n, seat in enumerate(s for s in range(rules.players) if s != person)}
     dealt = core.deal(
-        api.DealRequest(ruleset=ruleset_pb(rules), deal_code=str(code), view_seat=person, bot_seats=list(seats)),
+        api.DealRequest(
+            ruleset=ruleset_pb(rules),
+            deal_code=str(code),
+            view_seat=person,
+            bot_seats=list(seats),
+            bot_levels=[api.SeatBotLevel(seat=seat, level=level) for seat, level in seats.items()],
+        ),
         CallInfo(),
     )
-    bots = [api.BotSeat(seat=seat, level=level, seed=seed) for seat, (level, seed) in seats.items()]
     token, rng, bot_moves = dealt.seat_token, random.Random(7), 0
     while not truth.over:
         if truth.to_act == person:
@@ -286,13 +314,14 @@ def test_bots_against_a_person_holding_only_a_seat_token_see_and_play_as_in_proc
             token = core.apply_move(request, CallInfo()).seat_token
             truth.do(move)
             continue
-        played = core.play_bots(api.PlayBotsRequest(game=pb.Game(state_token=token), bots=bots), CallInfo())
+        game = pb.Game(state_token=token)
+        played = core.play_bots(api.PlayBotsRequest(game=game), CallInfo())
         seen = recorder.take()
         assert played.moves and len(seen) == len(played.moves)
         for bot, observation in zip(played.moves, seen, strict=True):
-            level, seed = seats[truth.to_act]
+            level = seats[truth.to_act]
             assert observation == observe(truth, truth.to_act), (level, truth.moves_made)
-            expected = in_process(truth, level, bot_decision_seed(seed, truth.moves_made))
+            expected = in_process(truth, level, sealed_seed(core, game, truth.to_act, truth.moves_made))
             assert bot.move.text == str(expected), (level, truth.moves_made)
             truth.do(expected)
             bot_moves += 1
