@@ -5,6 +5,8 @@ Needs the train extra (torch), which the dev install holds."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -85,3 +87,16 @@ def test_training_checkpoints_and_resumes_to_the_same_state(tmp_path: Path) -> N
     other = Trainer(_tiny(seed=4), tmp_path / "other")
     other.run(max_deals=6, log=None)
     assert not torch.equal(other.net.state1.weight, straight.net.state1.weight)
+
+
+def test_without_numpy_the_level_is_refused_in_a_sentence_naming_the_extra() -> None:
+    script = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "from bigtwo.engine.bots import bot_for\n"
+        "from bigtwo.engine.bots.learned import LearnedUnavailable\n"
+        "try:\n    bot_for('learned')\nexcept LearnedUnavailable as error:\n    print(error)\n"
+        "print(bot_for('great').level)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert "pip install 'bigtwo[learned]'" in run.stdout and "needs numpy" in run.stdout, run.stdout
+    assert run.stdout.rstrip().endswith("great")  # the other levels play on
