@@ -25,10 +25,11 @@ import enum
 import hashlib
 import urllib.parse
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
+from google.protobuf.message import Message
 
 from .convert import mask_from
 from .errors import FailedPrecondition, Unavailable
@@ -37,6 +38,8 @@ from .telemetry import LEDGER_MOVES, LEDGER_REACHABLE
 
 if TYPE_CHECKING:  # redis is imported only when a ledger is configured
     from redis.asyncio import Redis
+
+    from .streams import StreamSession
 
 
 class HealthStatuses(Protocol):
@@ -203,6 +206,61 @@ async def spend_applied(ledger: TokenLedger, request: api.ApplyMoveRequest, info
         await ledger.spend(token, record_of(request.move))
 
 
+SPENDING = frozenset({"ApplyMove", "PlayBots", "TimeoutMove"})
+"""The unary calls that spend the token they are sent: ApplyMove applies a move; PlayBots applies the
+bots' (a host choosing other levels from the same token would fork the deal); TimeoutMove settles
+what the timed-out turn plays, so that the seat cannot then play something else from that token."""
+
+
+async def spend_answered(
+    ledger: TokenLedger, method: str, request: Message, answer: Message | bytes, info: CallInfo
+) -> None:
+    """After a call of :data:`SPENDING` answered from a state token: the token is recorded as spent
+    with the move it made (PlayBots: its first; none when a person is to act). The same move again
+    (a retry, or ApplyMove of the move TimeoutMove or PlayBots gave) is answered; another is
+    ``TOKEN_SPENT``. The answer is sent only once this returns."""
+    if method == "ApplyMove":
+        await spend_applied(ledger, cast(api.ApplyMoveRequest, request), info)
+        return
+    token = cast(api.PlayBotsRequest | api.TimeoutMoveRequest, request).game.state_token
+    if not token:
+        return
+    if method == "PlayBots":
+        played = _answer(answer, api.PlayBotsResponse)
+        if not played.moves:
+            return
+        move = played.moves[0].move
+    else:
+        move = _answer(answer, api.TimeoutMoveResponse).move
+    await ledger.spend(token, record_of(move))
+
+
+_Answer = TypeVar("_Answer", bound=Message)
+
+
+def _answer(answer: Message | bytes, kind: type[_Answer]) -> _Answer:
+    """A call's answer as its message (a call run in the pool answers serialized)."""
+    if isinstance(answer, kind):
+        return answer
+    if isinstance(answer, bytes):
+        return kind.FromString(answer)
+    raise TypeError(f"not a {kind.__name__}: {type(answer).__name__}")
+
+
+async def spend_streamed(ledger: TokenLedger, session: StreamSession) -> None:
+    """After a stream message: a move applied on the stream spends the tokens of the state it was
+    applied to (:attr:`StreamSession.to_spend`), as ApplyMove from them would, so that no token the
+    stream gave out, or that a retry could give, forks what the stream plays on."""
+    spent = session.to_spend
+    if spent is None:
+        return
+    session.to_spend = None
+    tokens, move = spent
+    record = record_of(move)
+    for token in tokens:
+        await ledger.spend(token, record)
+
+
 def ledger_from(url: str, ttl_s: int, mode: str) -> TokenLedger | None:
     """The server's ledger for ``--token-ledger`` (None without one: nothing is imported)."""
     if not url:
@@ -235,6 +293,7 @@ async def watch(ledger: TokenLedger, health_servicer: HealthStatuses) -> None:
 __all__ = [
     "DEFAULT_TTL_S",
     "HEALTH_NAME",
+    "SPENDING",
     "LedgerConfig",
     "LedgerConfigError",
     "LedgerMode",
@@ -243,7 +302,9 @@ __all__ = [
     "ledger_from",
     "move_record",
     "record_of",
+    "spend_answered",
     "spend_applied",
+    "spend_streamed",
     "token_key",
     "watch",
 ]

@@ -111,7 +111,9 @@ class GameLoader:
             return ruleset, deal_from_code(DealCode.parse(log.deal_code), ruleset).hands
         raise ValueError("no cards in the log")
 
-    def load_log(self, log: pb.GameLog, path: str, info: CallInfo) -> Game:
+    def load_log(self, log: pb.GameLog, path: str, info: CallInfo, seal: TableSeal | None = None) -> Game:
+        """The game a log names; ``seal``: a new table's (a stream opened from a log), else none, so
+        that its answers follow from the log alone."""
         ruleset = cv.ruleset_from(log.ruleset, f"{path}.ruleset")
         source = log.WhichOneof("deal")
         if source is None:
@@ -130,7 +132,7 @@ class GameLoader:
                 deal.do(Move.parse(deal.to_act, text))
             except Refusal as refusal:
                 raise _log_move_refused(path, index, text, refusal) from None
-        game = Game(ruleset, deal, identity, deal.face_up_card, deal.face_up_seat, public_id=public_id)
+        game = Game(ruleset, deal, identity, deal.face_up_card, deal.face_up_seat, public_id=public_id, seal=seal)
         if last >= 0:
             text = moves[last]
             try:

@@ -40,7 +40,7 @@ from .callscope import (
 )
 from .core import CallInfo, Core
 from .costs import BOUNDED, Where, place
-from .ledger import TokenLedger, spend_applied
+from .ledger import SPENDING, TokenLedger, spend_answered, spend_streamed
 from .offload import (
     DEFAULT_WAITING,
     Done,
@@ -48,7 +48,7 @@ from .offload import (
     default_workers,
     worker_lost,
 )
-from .streams import TurnBatch
+from .streams import StreamSession, TurnBatch
 from .telemetry import initialise, logger
 
 HANDLED_BY: dict[str, str] = {"ApplyMove": "apply_move_answer"}
@@ -182,10 +182,11 @@ class Hosting:
                         done = await asyncio.wrap_future(future)
                     except futures.BrokenExecutor:
                         raise worker_lost() from None
-                    return done.unpack(scope.info)
-                answer = fn(request, scope.info)
-                if self.ledger is not None and method == "ApplyMove":  # a move from a token spends it
-                    await spend_applied(self.ledger, cast(api.ApplyMoveRequest, request), scope.info)
+                    answer: Response = done.unpack(scope.info)
+                else:
+                    answer = fn(request, scope.info)
+                if self.ledger is not None and method in SPENDING:  # a move from a token spends it
+                    await spend_answered(self.ledger, method, request, answer, scope.info)
                 return answer
             except asyncio.CancelledError:
                 scope.cancelled()
@@ -210,12 +211,18 @@ class Hosting:
                 scope.begin()
                 info = scope.info
                 session = self.core.session(info)
+                ledger = self.ledger
+                spender = session if ledger is not None and isinstance(session, StreamSession) else None
+                if spender is not None:
+                    spender.spending = True
                 batch = self.batch
                 async for request in requests:
                     received = time.perf_counter()
                     if isinstance(request, Undecodable):
                         raise undecodable(request, "PlayStreamRequest")
                     answer = await batch.call(session.handle, request)
+                    if spender is not None and ledger is not None:  # a move applied spends its state's tokens
+                        await spend_streamed(ledger, spender)
                     tally.answered(info, received)
                     request = None
                     yield answer

@@ -13,9 +13,11 @@ from bigtwo.v1 import types_pb2 as pb
 
 from . import convert as cv
 from . import wire
+from .bounds import MAX_SEATS
 from .errors import FailedPrecondition, bad_field
 from .game import CallInfo, Game, MoveResult
 from .loading import view_seat_of
+from .tokens import SEAL_SECRET_BYTES, TableSeal
 
 if TYPE_CHECKING:  # the core makes the sessions (Core.session)
     from .core import Core
@@ -24,15 +26,22 @@ if TYPE_CHECKING:  # the core makes the sessions (Core.session)
 class StreamSession:
     """One PlayStream: open a deal, then judge moves against the deal held for the stream's life."""
 
-    __slots__ = ("core", "game", "info", "last_reply", "tokens", "view_seat")
+    __slots__ = ("core", "game", "info", "last_reply", "spending", "to_spend", "tokens", "view_seat")
 
-    def __init__(self, core: Core, info: CallInfo) -> None:
+    def __init__(self, core: Core, info: CallInfo, *, spending: bool = False) -> None:
         self.core = core
         self.info = info
         self.game: Game | None = None
         self.view_seat: int | None = None
         self.tokens = False
         self.last_reply: bytes | None = None
+        self.spending = spending
+        """The server keeps a spent-token ledger (``--token-ledger``): each move applied on the stream
+        spends the tokens of the state it was applied to (:attr:`to_spend`), as ApplyMove would."""
+        self.to_spend: tuple[tuple[bytes, ...], pb.Move] | None = None
+        """After a move applied with :attr:`spending`: the tokens of the state before it (the game's
+        own, and the seat's the stream views) and the move, for the server to record before it
+        answers; None otherwise."""
 
     def handle(self, request: api.PlayStreamRequest) -> api.PlayStreamResponse | bytes:
         """The answer to one message: a move's answer comes serialized (:mod:`.wire`)."""
@@ -50,9 +59,13 @@ class StreamSession:
             move = stream_move.move
             if stream_move.validate_only:
                 return self._reply(core.judge.validate(game, move, "move.move", info, need_index=True))
-            # The state before each move is kept only when tokens are sent: retries use last_reply.
+            # The state before each move is kept only when tokens are sent (or spent, so that each state's
+            # token is the one ApplyMove gives): retries use last_reply.
+            before = self._tokens_of(game) if self.spending else ()
             try:
-                result = core.judge.apply(game, move, "move.move", info, need_index=True, keep_previous=self.tokens)
+                result = core.judge.apply(
+                    game, move, "move.move", info, need_index=True, keep_previous=self.tokens or self.spending
+                )
             except FailedPrecondition:
                 if self._retried(game, move):
                     info.moves.append(("duplicate", ""))
@@ -62,6 +75,8 @@ class StreamSession:
             response = self._reply(result)
             if result.accepted:
                 self.last_reply = response
+                if before and info.moves[-1][0] == "accepted":
+                    self.to_spend = (before, move)
             return response
         if which == "open":
             return self._open(request.open)
@@ -72,7 +87,12 @@ class StreamSession:
         core, info = self.core, self.info
         if self.game is not None:
             raise bad_field("open", "the stream already holds a deal; open a new stream for another")
-        game = core.games.load(opening.game, "open.game", info)
+        if opening.game.WhichOneof("game") == "log":
+            # A new table: its tokens are its own, never another stream's of the same log (issue 33).
+            seal = TableSeal(core.games.entropy(SEAL_SECRET_BYTES), bytes(MAX_SEATS))
+            game = core.games.load_log(opening.game.log, "open.game.log", info, seal)
+        else:
+            game = core.games.load(opening.game, "open.game", info)
         self.tokens = opening.state_tokens
         self.view_seat = view_seat_of(opening, game, "open.view_seat")
         if game.deal.moves_made == 0 and opening.game.WhichOneof("game") == "log":
@@ -89,6 +109,15 @@ class StreamSession:
             token := core.tokens.token(game),
             token if game.viewer >= 0 else core.tokens.seat_token(game, view_seat),
         )
+
+    def _tokens_of(self, game: Game) -> tuple[bytes, ...]:
+        """The tokens a holder of this stream's game can have for its state now: the game's own, and
+        with a view the seat's (as ApplyMove would answer them)."""
+        tokens = self.core.tokens
+        own = tokens.token(game)
+        if game.viewer >= 0 or self.view_seat is None:
+            return (own,)
+        return own, tokens.seat_token(game, self.view_seat)
 
     def _reply(self, result: MoveResult) -> bytes:
         """A judged move's answer on the stream, with tokens when the stream asked for them (the
