@@ -2,6 +2,7 @@
 // The page holds its game only through the seat token (session.ts); every sentence it shows about
 // the game (moves, refusals, readouts, errors) is the service's.
 import { create } from "@bufbuild/protobuf";
+import type { BotLevelInfo } from "../gen/bigtwo/v1/service_pb.js";
 import { RulesetSchema, type Event, type Preset, type Ruleset } from "../gen/bigtwo/v1/types_pb.js";
 import { Code } from "@connectrpc/connect";
 import { send, type BigTwoClient, type CallSettings } from "../host/calls.js";
@@ -14,8 +15,6 @@ import { SeatMatch, splitHand, type BotSpec, type SeatDeal } from "./session.js"
 import { connect } from "./transport.js";
 import { matchSentence, renderSeats, renderSettlement, renderTrick, seatRef, turnSentence } from "./view.js";
 
-const BOT_LEVELS = ["random", "beginner", "good", "great", "pro"] as const;
-const DEFAULT_LEVEL = "good";
 const SETTINGS: CallSettings = { timeoutMs: 30_000 };
 
 /**
@@ -44,6 +43,8 @@ function parseOverrides(text: string): Record<string, string> {
 class TablePage {
   private readonly client: BigTwoClient;
   private presets: Preset[] = [];
+  private botLevels: BotLevelInfo[] = [];
+  private defaultBotLevel = "";
   private match: SeatMatch | undefined;
   private deal: SeatDeal | undefined;
   private suitOrder = DEFAULT_SUIT_ORDER;
@@ -54,7 +55,6 @@ class TablePage {
   /** What the Try again button does after a failed call that left the table waiting. */
   private retry: (() => Promise<void>) | undefined;
   private readonly hand: HandView;
-  private readonly seed: number;
   private readonly host: string;
   private readonly protocol: string;
 
@@ -101,8 +101,6 @@ class TablePage {
     // The header says what is known: connecting until the first answer, then each call's outcome.
     this.ui.connection.textContent = `Connecting to ${this.host}…`;
     this.ui.connection.dataset["state"] = "connecting";
-    const seed = Number(query.get("seed"));
-    this.seed = Number.isSafeInteger(seed) && seed > 0 ? seed : crypto.getRandomValues(new Uint32Array(1))[0] ?? 1;
     // A refusal is about the selection that was sent: a new selection replaces it with its readout.
     this.hand = new HandView(this.ui.hand, () => {
       this.ui.refusal.textContent = "";
@@ -120,6 +118,9 @@ class TablePage {
       return;
     }
     this.presets = answer.presets;
+    // The bot levels are the service's (its one registry), in its order, with its words for each.
+    this.botLevels = answer.botLevels;
+    this.defaultBotLevel = answer.defaultBotLevel;
     this.ui.preset.replaceChildren(
       ...this.presets.map((preset) => el("option", { value: preset.name }, `${preset.name}: ${preset.summary}`)),
     );
@@ -149,7 +150,11 @@ class TablePage {
       .map((seat) => {
         const id = `bot-${seat}`;
         const select = el("select", { id, "data-seat": seat });
-        select.append(...BOT_LEVELS.map((level) => el("option", { value: level, selected: level === DEFAULT_LEVEL }, level)));
+        select.append(
+          ...this.botLevels.map((level) =>
+            el("option", { value: level.name, title: level.description, selected: level.name === this.defaultBotLevel }, level.name),
+          ),
+        );
         return el("p", { class: "bot-choice" }, el("label", { for: id }, `${seatRef(seat)} bot`), select);
       });
     this.ui.bots.replaceChildren(el("legend", {}, "Bots"), ...rows);
@@ -158,7 +163,7 @@ class TablePage {
   private chosenBots(): BotSpec[] {
     return [...this.ui.bots.querySelectorAll<HTMLSelectElement>("select[data-seat]")].map((select) => {
       const seat = Number(select.dataset["seat"]);
-      return { seat, level: select.value, seed: BigInt(this.seed) * 16n + BigInt(seat) };
+      return { seat, level: select.value };
     });
   }
 

@@ -1,7 +1,8 @@
 // One person's seat against the service's bots, held only through the seat token
-// (docs/SECURITY.md): Deal binds the bot seats into the token and returns no host state token, the
-// service plays the bots (PlayBots), and every later call sends the seat token, whose answers show
-// only this seat's hand. The page never holds a token that answers for another seat.
+// (docs/SECURITY.md): Deal binds the bot seats and their levels into the token and returns no host
+// state token, the service plays the bots (PlayBots, with the randomness it drew at the deal: the
+// page chooses nothing about a bot's move once dealt), and every later call sends the seat token,
+// whose answers show only this seat's hand. The page never holds a token that answers for another seat.
 import { create } from "@bufbuild/protobuf";
 import type { ScoreDealResponse, SettleMatchResponse, SplitHandResponse } from "../gen/bigtwo/v1/service_pb.js";
 import {
@@ -19,11 +20,10 @@ import { send, type BigTwoClient, type CallSettings } from "../host/calls.js";
 import { ProtocolError } from "../host/errors.js";
 import { refusalOf, type Refusal } from "../host/moves.js";
 
-/** A seat the service plays, with its level and seed (PlayBotsRequest.bots). */
+/** A seat the service plays, with its level (DealRequest.botLevels: fixed when the deal is made). */
 export interface BotSpec {
   readonly seat: number;
   readonly level: string;
-  readonly seed: bigint;
 }
 
 /** A move some seat made: who, its index, "pass" or the cards, and the service's name for it. */
@@ -131,7 +131,7 @@ export class SeatDeal {
     }
     const token = this.token;
     const answer = await send(this.settings, (call) =>
-      this.client.playBots({ game: seatGame(token), bots: this.bots.map((bot) => ({ ...bot })) }, call),
+      this.client.playBots({ game: seatGame(token) }, call),
     );
     const moves = answer.moves.map((played) => {
       const move = required(played.move, "bot move");
@@ -241,6 +241,7 @@ export class SeatMatch {
           context,
           viewSeat: this.personSeat,
           botSeats: this.bots.map((bot) => bot.seat),
+          botLevels: this.bots.map((bot) => ({ seat: bot.seat, level: bot.level })),
         },
         call,
       ),
