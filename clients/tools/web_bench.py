@@ -15,7 +15,12 @@ server CPU per move over the way's), what the port can serve once the server's C
 
 The clients are the Connect project's own (connectrpc over pyqwest) and grpcio's, in this process:
 on a machine of two cores the client shares the CPU with the server, which is why the server's CPU
-per move is reported too (the protocol's own cost on the server side).
+per move is reported too (the protocol's own cost on the server side), and the client's
+(``client_cpu_us_per_move``: this process's CPU over the run, its connections' set-up and one
+warm-up game included, as the server's is). At one game a move waits for the client and the server
+in turn, so a client that spends more per move lowers its way's moves per second as surely as the
+server would: the Connect client's gRPC-Web, which reads every answer through its streaming path,
+spends about twice what grpcio's does (docs/PERFORMANCE.md "Browser protocols").
 """
 
 from __future__ import annotations
@@ -171,13 +176,15 @@ def _row(way: Way, load: int, runs: list[Run], ratios: list[float]) -> dict[str,
         "p50_ms": round(percentile(0.5), 3),
         "p99_ms": round(percentile(0.99), 3),
         "server_cpu_us_per_move": round(sum(run.server_cpu for run in runs) / moves * 1e6, 1) if moves else 0.0,
+        "client_cpu_us_per_move": round(sum(run.client_cpu for run in runs) / moves * 1e6, 1) if moves else 0.0,
         "rounds": len(runs),
     }
 
 
 def _versus_grpc(rows: list[dict[str, Any]], load: int) -> list[dict[str, Any]]:
     """Per HTTP version, the browser port's ratios to gRPC among ``rows`` (one load): Connect binary's,
-    and the lowest of the binary ways."""
+    and the lowest of the binary ways (in moves per second, and in moves per second of the server's
+    CPU: ``lowest_cpu_ratio``)."""
     summary = []
     for version in ("h1", "h2"):
         binary = [row for row in rows if row["way"].endswith(f"proto-{version}")]
@@ -192,6 +199,7 @@ def _versus_grpc(rows: list[dict[str, Any]], load: int) -> list[dict[str, Any]]:
                 "cpu_ratio_to_grpc": connect["cpu_ratio_to_grpc"],
                 "lowest_ratio": lowest["ratio_to_grpc"],
                 "lowest_way": lowest["way"],
+                "lowest_cpu_ratio": min(row["cpu_ratio_to_grpc"] for row in binary),
                 "floor": RATIO_FLOOR,
                 "met": connect["ratio_to_grpc"] >= RATIO_FLOOR,
                 "every_way_met": lowest["ratio_to_grpc"] >= RATIO_FLOOR,
@@ -222,9 +230,10 @@ def measure(
             for number in range(rounds):
                 native = 0.0
                 for way in WAYS:
-                    cpu_before = server.cpu_seconds()
+                    cpu_before, client_before = server.cpu_seconds(), time.process_time()
                     run = uvloop.run(_load(way, server, games, load, seconds))
                     run.server_cpu = server.cpu_seconds() - cpu_before
+                    run.client_cpu = time.process_time() - client_before
                     runs[way.name].append(run)
                     native = run.rate if way.protocol == "grpc" else native
                     ratios[way.name].append(run.rate / native if native else 0.0)
