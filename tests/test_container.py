@@ -20,7 +20,8 @@ from bigtwo.service.container import (
     size,
     tree_bytes,
 )
-from bigtwo.tools.memory_bench import Cgroup, CgroupUnavailable, descendants, role
+from bigtwo.tools.local_server import descendants
+from bigtwo.tools.memory_bench import Cgroup, CgroupUnavailable, role
 from service_support import ServerProcess
 
 MIB = 1 << 20
