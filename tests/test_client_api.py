@@ -89,6 +89,7 @@ def test_the_rpc_table_agrees_with_the_proto() -> None:
 GAME = GameRef(RULES, deal_code=CODE, moves=("3D",), token=b"a token")
 _SAMPLE_ARGS: dict[str, tuple[Any, ...]] = {
     "list_presets": (),
+    "bot_levels": (),
     "describe_ruleset": (RULES,),
     "deal": (RULES,),
     "apply_move": (GAME, Move.parse(1, "pass")),

@@ -147,8 +147,9 @@ def test_resume_takes_everything_from_its_file(tmp_path: Path) -> None:
     edited.write_text(dumps(writer.log()).replace('"p1 3D",', '"p1 3D 3S",'), encoding="utf-8")
     with pytest.raises(UsageError, match="does not check out"):
         play_setup.setup_from_replay(parse("play", "--resume", str(edited)))
-    with pytest.raises(UsageError, match="p2 is a bot of level 1; bigtwo play knows random, beginner"):
-        play_setup.setup_from_replay(parse("play", "--resume", str(GOLDEN / "web.toml")))
+    web = play_setup.setup_from_replay(parse("play", "--resume", str(GOLDEN / "web.toml")))
+    with pytest.raises(UsageError, match="p2 is a bot of level '1', which the service does not offer"):
+        play_setup.check_levels(web, play_setup.own_levels(), "web.toml")
 
 
 def test_an_unfinished_file_of_one_person_and_bots_resumes(tmp_path: Path) -> None:

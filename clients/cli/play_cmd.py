@@ -34,9 +34,10 @@ from .play_screen import Out, Screen, escape
 from .play_server import OwnServer, add_connection_arguments, session
 from .play_setup import (
     DEFAULT_BOTS,
-    LEVELS,
     Setup,
+    check_levels,
     match_length,
+    own_levels,
     seat_number,
     setup_from_args,
     setup_from_replay,
@@ -132,6 +133,9 @@ def play_main(args: argparse.Namespace) -> int:
     from bigtwo.client.table import Table
 
     setup = setup_from_replay(args) if args.resume else setup_from_args(args)
+    where = args.resume or "--bots"
+    if not args.target:  # the server we start is this install's: its registry, before it starts
+        check_levels(setup, own_levels(), where)
     screen = Screen(Out(args.color), seat_labels(setup.names), setup.me)
     seats = _seats(setup, Person(setup.me, screen.say, sort=args.sort, screen=screen), args.seed)
     _greet(screen, setup)
@@ -140,6 +144,7 @@ def play_main(args: argparse.Namespace) -> int:
     table: Any = None
     try:
         with session(args) as (client, server):
+            check_levels(setup, client.bot_levels(), where)  # the levels of the service played against
             table = Table(client, setup.rules, seats, on_move=lambda _, result: _show_move(screen, result))
             if setup.log is not None:
                 _resume(table, setup, screen, args)
@@ -269,7 +274,7 @@ def add_parsers(sub: Any) -> None:
         "--bots",
         default=None,
         help="bot levels for the other seats in order, e.g. good,great,pro (one level fills every seat; "
-        f"levels: {', '.join(LEVELS)}; default {DEFAULT_BOTS})",
+        f"default {DEFAULT_BOTS}); the levels are the service's: an unknown one is refused with their list",
     )
     play.add_argument("--seat", type=seat_number, default=None, help="your seat, p1-p4 in play order (default p1)")
     play.add_argument("--name", default=None, help="your name in the replay file (default You)")

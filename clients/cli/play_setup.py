@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bigtwo.engine import Ruleset
 from bigtwo.engine.replay.names import distinct_names, how_to_win, seat_ref
@@ -17,8 +17,12 @@ from bigtwo.engine.rules import MatchKind, Settlement
 from .arguments import ruleset_from_args
 from .errors import UsageError
 
-LEVELS = ("random", "beginner", "good", "great", "pro")
+if TYPE_CHECKING:  # the client is imported when the command connects
+    from bigtwo.client.results import BotLevels
+
 DEFAULT_BOTS = "good"
+"""The service's default level (ListPresetsResponse.default_bot_level); the levels themselves are the
+service's, checked once connected (:func:`check_levels`)."""
 
 
 def seat_number(text: str) -> int:
@@ -77,10 +81,9 @@ def match_length(rules: Ruleset) -> str:
 
 
 def bot_levels(spec: str, count: int) -> list[str]:
+    """``--bots``: one level for each bot seat (one fills them all); their names are checked against
+    the service's once connected (:func:`check_levels`)."""
     levels = [item.strip().lower() for item in spec.split(",") if item.strip()] or [DEFAULT_BOTS]
-    for level in levels:
-        if level not in LEVELS:
-            raise UsageError(f"--bots: {level!r} is not a bot level; the levels are {', '.join(LEVELS)}.")
     if len(levels) == 1:  # one level fills every bot seat
         return levels * count
     if len(levels) != count:
@@ -177,15 +180,27 @@ def _resumable_log(path: Path) -> Any:
 
 
 def _bot_levels_of(log: Any, path: Path) -> tuple[str | None, ...]:
-    """Each seat's bot level as the log records it (None for the person); a level this command knows."""
-    levels: list[str | None] = []
-    for seat, info in enumerate(log.seats):
-        if info.kind != "bot":
-            levels.append(None)
-        elif str(info.level) in LEVELS:
-            levels.append(str(info.level))
-        else:
+    """Each seat's bot level as the log records it (None for the person); checked against the
+    service's levels once connected (:func:`check_levels`)."""
+    return tuple(None if info.kind != "bot" else str(info.level) for info in log.seats)
+
+
+def own_levels() -> BotLevels:
+    """The levels a server started by this command offers: this install's registry
+    (``bigtwo.engine.bots.REGISTRY``), which that server reports (ListPresets) as it is."""
+    from bigtwo.client.results import BotLevels
+    from bigtwo.engine.bots import DEFAULT_LEVEL, REGISTRY
+
+    return BotLevels(tuple((level.name, level.description) for level in REGISTRY), DEFAULT_LEVEL)
+
+
+def check_levels(setup: Setup, known: BotLevels, where: str) -> None:
+    """Every bot seat's level is one the service offers (``known``: its registry, from ListPresets);
+    else a UsageError naming the seat and listing the service's levels with a line about each."""
+    for seat, level in enumerate(setup.levels):
+        if level is not None and level not in known.names:
+            listed = "; ".join(f"{name}: {line}" for name, line in known.levels)
             raise UsageError(
-                f"{path}: {seat_ref(seat)} is a bot of level {info.level!r}; bigtwo play knows {', '.join(LEVELS)}."
+                f"{where}: {seat_ref(seat)} is a bot of level {level!r}, which the service does not offer. "
+                f"Its levels: {listed}"
             )
-    return tuple(levels)

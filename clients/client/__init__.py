@@ -37,6 +37,7 @@ _HOME_OF: dict[str, str] = {
             "BigTwoUnauthenticated",
             "BigTwoUnavailable",
             "BotChoice",
+            "BotLevels",
             "Dealt",
             "FieldViolation",
             "GameRef",

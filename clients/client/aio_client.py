@@ -144,6 +144,7 @@ class AsyncBigTwoClient(Transport):
     # -- the unary calls (calls.UNARY_METHODS) ---------------------------------------------------
 
     list_presets = unary(calls.list_presets)
+    bot_levels = unary(calls.bot_levels)
     describe_ruleset = unary(calls.describe_ruleset)
     deal = unary(calls.deal)
     apply_move = unary(calls.apply_move)

@@ -54,6 +54,7 @@ from .codec import (
 )
 from .results import (
     BotChoice,
+    BotLevels,
     Dealt,
     GameRef,
     Hint,
@@ -202,6 +203,18 @@ def list_presets(*, timeout: float | None = None) -> Call[api.ListPresetsRespons
             PresetInfo(p.name, p.summary, ruleset_from_pb(p.ruleset), p.fingerprint, tuple(p.description))
             for p in response.presets
         ]
+
+    return Call(offered("ListPresets"), api.ListPresetsRequest(), convert, timeout)
+
+
+@client_method
+def bot_levels(*, timeout: float | None = None) -> Call[api.ListPresetsResponse, BotLevels]:
+    """The service's bot levels, weakest first, with a line about each, and its default level (read
+    from the ListPresets answer: front ends offer these, never a list of their own)."""
+
+    def convert(response: api.ListPresetsResponse) -> BotLevels:
+        levels = tuple((level.name, level.description) for level in response.bot_levels)
+        return BotLevels(levels, response.default_bot_level)
 
     return Call(offered("ListPresets"), api.ListPresetsRequest(), convert, timeout)
 

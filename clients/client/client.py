@@ -61,6 +61,7 @@ from .codec import (
 from .connect import await_connection, check_reachable
 from .results import (
     BotChoice,
+    BotLevels,
     Dealt,
     GameRef,
     Hint,
@@ -108,6 +109,7 @@ __all__ = [
     "BigTwoUnauthenticated",
     "BigTwoUnavailable",
     "BotChoice",
+    "BotLevels",
     "Dealt",
     "FieldViolation",
     "GameRef",

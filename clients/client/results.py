@@ -210,6 +210,19 @@ class PresetInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class BotLevels:
+    """The service's computer-player levels (its one registry), weakest first: each level's name and
+    a line about how it plays; ``default`` is the level a bot seat plays at when none is named."""
+
+    levels: tuple[tuple[str, str], ...]
+    default: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.levels)
+
+
+@dataclass(frozen=True, slots=True)
 class MatchStanding:
     """A match after its deals: totals, deals won, whether it is over (and who won) and the next
     deal's context (deal number, previous winner, empty seats)."""
@@ -237,6 +250,7 @@ class Replayed:
 
 __all__ = [
     "BotChoice",
+    "BotLevels",
     "Dealt",
     "GameRef",
     "Hint",
