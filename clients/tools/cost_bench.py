@@ -178,25 +178,22 @@ def bot_cases(games: Games, deals: int) -> Iterator[Case]:
                 positions = games.slowest(players, level, deals)
             requests = [api.BotMoveRequest(game=g, level=level, seed=7) for g in positions]
             yield Case("BotMove", f"{level}, {cards}, real deals", requests)
-        seat_games = []
-        for seed in range(1, deals + 1):
-            answer = games.core.deal(
-                api.DealRequest(
-                    ruleset=rules(players=str(players)),
-                    deal_code=str(DealCode(seed)),
-                    view_seat=players - 1,
-                    bot_seats=list(range(players - 1)),
-                ),
-                CallInfo(),
-            )
-            seat_games.append(pb.Game(state_token=answer.seat_token))
         for level in costs.BOT_LEVELS[:-1]:
-            bots = [api.BotSeat(seat=s, level=level, seed=s) for s in range(players - 1)]
-            yield Case(
-                "PlayBots",
-                f"{level}, {cards}, a round",
-                [api.PlayBotsRequest(game=g, bots=bots) for g in seat_games],
-            )
+            # A seat token's bots play at the levels its deal sealed (DealRequest.bot_levels).
+            seat_games = []
+            for seed in range(1, deals + 1):
+                answer = games.core.deal(
+                    api.DealRequest(
+                        ruleset=rules(players=str(players)),
+                        deal_code=str(DealCode(seed)),
+                        view_seat=players - 1,
+                        bot_seats=list(range(players - 1)),
+                        bot_levels=[api.SeatBotLevel(seat=s, level=level) for s in range(players - 1)],
+                    ),
+                    CallInfo(),
+                )
+                seat_games.append(pb.Game(state_token=answer.seat_token))
+            yield Case("PlayBots", f"{level}, {cards}, a round", [api.PlayBotsRequest(game=g) for g in seat_games])
     for players, held in ((4, 12), (3, 16)):
         for name, shape in (("fours", FOURS_WITHOUT_3D), ("one suit", SPADES_WITHOUT_3D)):
             game = games.leading(held, shape, players)
