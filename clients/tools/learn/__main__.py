@@ -8,7 +8,8 @@
 ``train`` starts a run in ``--out``, or resumes the checkpoint already there (its configuration
 wins; only the stopping limits are read from the command line). Progress goes to stderr: deals/s,
 loss, and each evaluation point (also kept in ``--out``/curve.json). Uses CUDA when present.
-``export`` writes the checkpoint's network into the package (engine/bots/learned_weights.npz) with
+``export`` writes the checkpoint's network into the package (engine/bots/learned_weights.npz; ``--margin``
+sets the margin it plays with, default the run's) with
 learned_weights.json beside it (command, seed, deals, steps and the curve's last point).
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from bigtwo.engine.bots.learned import MARGIN
 
 from .train import CHECKPOINT, Config, Trainer, evaluate
 
@@ -62,6 +64,8 @@ def _export(args: argparse.Namespace) -> int:
     trainer = Trainer.resume(out, "cpu")
     target = Path(args.to)
     arrays: dict[str, Any] = trainer.playing()
+    if args.margin is not None:
+        arrays[MARGIN] = np.float32(args.margin)
     temporary = target.with_name(target.name + ".tmp.npz")
     np.savez_compressed(temporary, **arrays)
     os.replace(temporary, target)
@@ -69,6 +73,7 @@ def _export(args: argparse.Namespace) -> int:
         "trained_by": _command(trainer.config, out),
         "config": asdict(trainer.config),
         "seed": trainer.config.seed,
+        "margin": float(arrays[MARGIN]),
         "deals": trainer.deals,
         "steps": trainer.steps,
         "train_minutes": round(trainer.seconds / 60, 1),
@@ -123,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("export", help="write a run's network into the package")
     export.add_argument("--out", required=True)
     export.add_argument("--to", default=str(PACKAGE_WEIGHTS))
+    export.add_argument(
+        "--margin", type=float, default=None, help="the margin the level plays with (default: the run's own)"
+    )
     export.set_defaults(run=_export)
     ev = sub.add_parser("eval", help="learned against great and the PPO agent on held-out deals")
     ev.add_argument("--weights", default=None, help="an .npz (default: the shipped weights)")
