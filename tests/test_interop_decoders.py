@@ -98,6 +98,10 @@ def judged(deal: Deal, seat: int, text: str, *, apply: bool) -> tuple[pb.MoveOut
 # -- the corpus ---------------------------------------------------------------------------------------
 
 
+TABLE_SEALING = frozenset({"Deal", "ReplayLog"})
+"""Calls that start a table: their tokens seal random bytes drawn then, so no other process foretells them."""
+
+
 class Corpus:
     """Calls to a real server, each answer kept with the message it must read as."""
 
@@ -124,6 +128,12 @@ class Corpus:
             answer = response_type.FromString(data)
             assert answer.table.deal_id.startswith("d-") and answer.table.deal_id != expected.table.deal_id
             expected.table.deal_id, expected.state_token = answer.table.deal_id, answer.state_token
+        if method in TABLE_SEALING:
+            # A new table's tokens carry the random bytes it was dealt with (issue 33): the server's.
+            answer = response_type.FromString(data)
+            expected.state_token = answer.state_token
+            if method == "Deal":
+                expected.seat_token = answer.seat_token
         self.answers.append(Answer(what or method, method, data, expected))
         return response_type.FromString(data)
 
