@@ -334,7 +334,11 @@ def test_refusals(server: Any) -> None:
     level_cases: list[tuple[dict[str, Any], list[api.SeatBotLevel], str]] = [
         ({}, [api.SeatBotLevel(seat=bot, level="good")], "bot_levels"),
         ({"view_seat": person}, [api.SeatBotLevel(seat=bot, level="good")], "bot_levels[0].seat"),
-        ({"view_seat": person, "bot_seats": [bot]}, [api.SeatBotLevel(seat=bot, level="wizard")], "bot_levels[0].level"),
+        (
+            {"view_seat": person, "bot_seats": [bot]},
+            [api.SeatBotLevel(seat=bot, level="wizard")],
+            "bot_levels[0].level",
+        ),
         (
             {"view_seat": person, "bot_seats": [bot]},
             [api.SeatBotLevel(seat=bot), api.SeatBotLevel(seat=bot, level="pro")],
