@@ -102,6 +102,16 @@ plan search grows with the cards as the split does (3–4 ms on real 3-player de
 cards of fours)."""
 PRO_US = 250_000
 """A pro decision at its default budget (BotMove's max_ms may ask up to 10 s)."""
+_UNCOSTED = [
+    level
+    for level in BOT_LEVELS
+    if level != SEARCHING_LEVEL
+    and not all(level in table for table in (DECIDE_BASE_US, DECIDE_PER_PLAY_US, DECIDE_MORE_CARDS_US))
+]
+if _UNCOSTED:  # a level added to the registry (bigtwo.engine.bots.REGISTRY) needs its decision's cost here
+    raise RuntimeError(
+        f"costs: no decision cost for bot level {', '.join(_UNCOSTED)}: measure it (cost_bench) and add it"
+    )
 JUDGE_US = 300
 """PlayBots: applying a bot's move and writing its events, per move."""
 AUDIT_BASE_US = 2_000
