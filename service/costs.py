@@ -39,7 +39,7 @@ from bigtwo.engine.rules import AfterPass, Switch
 from bigtwo.engine.tables import RuleTables
 
 from . import convert as cv
-from .core import sealed_level
+from .bot_turns import playable_bots, sealed_level
 from .game import CallInfo, Game
 
 LOOP_BUDGET_US = 2_500
@@ -271,7 +271,7 @@ def turns_before_a_person(ruleset: Ruleset, bot_seats: int, players: int, most: 
 def _play_bots(request: Any, core: Any, info: CallInfo) -> Placement:
     game = core.games.load(request.game, "game", info)
     deal = game.deal
-    seats = core.playable_bots(request, game)  # the handler's own check: its refusals, raised here
+    seats = playable_bots(request, game)  # the handler's own check: its refusals, raised here
     levels = {level for level, _ in seats.values()}
     mask = sum(1 << seat for seat in seats)
     moves = turns_before_a_person(game.ruleset, mask, deal.players, core.limits.play_bots_moves)

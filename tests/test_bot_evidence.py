@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 import pytest
 from bigtwo.engine import Deal, DealCode, Move, Observation, Ruleset, deal_from_code, observe
 from bigtwo.engine.bots import LEVELS, Bot, Budget, bot_for
-from bigtwo.service import core as service_core
-from bigtwo.service.core import CallInfo, bot_decision_seed
+from bigtwo.service import bot_turns
+from bigtwo.service.bot_turns import bot_decision_seed
+from bigtwo.service.core import CallInfo
 from bigtwo.service.servicer import ServiceCore
 from bigtwo.service.streams import StreamSession
 from bigtwo.service.tokens import KeyRing, TokenCodec
@@ -77,7 +78,7 @@ class Recorder:
 @pytest.fixture
 def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
     recording = Recorder()
-    monkeypatch.setattr(service_core, "bot_for", recording.bot_for)
+    monkeypatch.setattr(bot_turns, "bot_for", recording.bot_for)
     return recording
 
 
@@ -183,7 +184,7 @@ def positions(table: Table, seed: int) -> Iterator[int]:
 def sealed_seed(core: ServiceCore, game: pb.Game, seat: int, made: int) -> int:
     """The seed a seat token's bot decides with at move ``made``: its deal's sealed randomness."""
     loaded = core.games.load(game, "game", CallInfo())
-    return bot_decision_seed(service_core.sealed_seed(loaded, seat), made)
+    return bot_decision_seed(bot_turns.sealed_seed(loaded, seat), made)
 
 
 def assert_seat_token_bot(table: Table, how: str) -> None:

@@ -15,7 +15,8 @@ import pytest
 from aio_harness import serve, stop_all
 from bigtwo.engine import Deal, DealCode, Ruleset, deal_from_code, mask_text
 from bigtwo.service import tokens
-from bigtwo.service.core import CallInfo, bot_decision_seed
+from bigtwo.service.bot_turns import bot_decision_seed
+from bigtwo.service.core import CallInfo
 from bigtwo.service.costs import place
 from bigtwo.service.errors import InvalidArgument
 from bigtwo.service.limits import LIMITS, Limits
