@@ -7,7 +7,11 @@ state tokens), and for every move times, on one event loop, the ApplyMove work i
 ledger's share of the call (:func:`~bigtwo.service.ledger.spend_applied`: the move's record, the
 token's digest and the one ``SET NX GET EX`` round trip). It prints both as p50/p99 and their ratio,
 then Redis's ``used_memory`` growth per entry and per deal (one entry per move applied, kept for the
-TTL) and ``MEMORY USAGE`` of one entry. Figures are one run on this machine (docs/PERFORMANCE.md).
+TTL) and ``MEMORY USAGE`` of one entry. Then the same deals on ``PlayStream`` sessions: a stream's
+move without a ledger, the same move with the session spending (it keeps the state before each move
+and writes the tokens of that state, :attr:`~bigtwo.service.streams.StreamSession.to_spend`), and
+the ledger's round trips for them (:func:`~bigtwo.service.ledger.spend_streamed`). Figures are one
+run on this machine (docs/PERFORMANCE.md).
 
     python -m bigtwo.tools.ledger_bench --deals 200
 """
@@ -28,7 +32,8 @@ from typing import Any
 
 from bigtwo.engine import Deal, DealCode, Ruleset, deal_from_code
 from bigtwo.service.core import CallInfo, Core
-from bigtwo.service.ledger import LedgerConfig, TokenLedger, spend_applied, token_key
+from bigtwo.service.ledger import LedgerConfig, TokenLedger, spend_applied, spend_streamed, token_key
+from bigtwo.service.streams import StreamSession
 from bigtwo.service.tokens import KeyRing, TokenCodec
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
@@ -116,6 +121,49 @@ async def measure(url: str, deals: int, seed: int) -> dict[str, Any]:
     }
 
 
+async def measure_streams(url: str, deals: int, seed: int) -> dict[str, Any]:
+    """PlayStream's moves opened from a dealt token: plain, spending (tokens written), and the ledger's share."""
+    core = Core(TokenCodec(KeyRing([BENCH_KEY])))
+    ledger = TokenLedger(LedgerConfig(url, ttl_s=3600))
+    await ledger._client.flushdb()
+    rules = Ruleset.from_mapping({"preset": "classic"})
+    rng = random.Random(seed)
+    plain: list[float] = []
+    spending: list[float] = []
+    spent: list[float] = []
+    for _ in range(deals):
+        code = DealCode(rng.getrandbits(60))
+        truth = Deal.start(rules, deal_from_code(code, rules))
+        dealt = core.deal(api.DealRequest(ruleset=pb.Ruleset(preset="classic"), deal_code=str(code)), CallInfo())
+        opening = api.PlayStreamRequest(open=api.StreamOpen(game=pb.Game(state_token=dealt.state_token)))
+        sessions = [StreamSession(core, CallInfo()), StreamSession(core, CallInfo(), spending=True)]
+        for session in sessions:
+            session.handle(opening)
+        while not truth.over:
+            move = rng.choice(truth.legal_moves())
+            wire = pb.Move(index=truth.moves_made, seat=move.seat, text=str(move))
+            request = api.PlayStreamRequest(move=api.StreamMove(move=wire))
+            started = time.perf_counter()
+            sessions[0].handle(request)
+            middle = time.perf_counter()
+            sessions[1].handle(request)
+            spend_from = time.perf_counter()
+            await spend_streamed(ledger, sessions[1])
+            done = time.perf_counter()
+            plain.append(middle - started)
+            spending.append(spend_from - middle)
+            spent.append(done - spend_from)
+            truth.do(move)
+    await ledger.close()
+    ms = 1000.0
+    return {
+        "moves": len(spent),
+        "stream_move_ms": {"p50": _quantile(plain, 0.5) * ms, "p99": _quantile(plain, 0.99) * ms},
+        "stream_move_spending_ms": {"p50": _quantile(spending, 0.5) * ms, "p99": _quantile(spending, 0.99) * ms},
+        "stream_ledger_ms": {"p50": _quantile(spent, 0.5) * ms, "p99": _quantile(spent, 0.99) * ms},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bigtwo.tools.ledger_bench", description=__doc__.split("\n")[0])
     parser.add_argument("--deals", type=int, default=200, help="deals played move by move (default %(default)s)")
@@ -129,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             process, url = _start_redis(folder)
         try:
             figures = asyncio.run(measure(url, args.deals, args.seed))
+            figures["stream"] = asyncio.run(measure_streams(url, args.deals, args.seed))
         finally:
             if process is not None:
                 process.kill()
