@@ -257,8 +257,8 @@ async def spend_streamed(ledger: TokenLedger, session: StreamSession) -> None:
     session.to_spend = None
     tokens, move = spent
     record = record_of(move)
-    for token in tokens:
-        await ledger.spend(token, record)
+    # Sent together: the seat's token and the game's cost one round trip's wait, not two.
+    await asyncio.gather(*(ledger.spend(token, record) for token in tokens))
 
 
 def ledger_from(url: str, ttl_s: int, mode: str) -> TokenLedger | None:
