@@ -397,6 +397,7 @@ def valid_requests(corpus: Corpus, rng: random.Random) -> dict[str, list[bytes]]
             mine = rng.randrange(game.players)
             others = [seat for seat in range(game.players) if seat != mine]
             seated = api.DealRequest(ruleset=game.ruleset, view_seat=mine, bot_seats=others)
+            seated.bot_levels.extend(api.SeatBotLevel(seat=seat, level=rng.choice(LEVELS[:3])) for seat in others)
             out["Deal"].append(seated)
         if game.result is not None:
             out["ScoreDeal"].append(api.ScoreDealRequest(game=pb.Game(state_token=game.tokens[-1])))

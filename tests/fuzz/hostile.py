@@ -305,6 +305,11 @@ class Hostile:
         if rng.random() < 0.3:
             request.bot_seats.extend(rng.choice((0, 1, 2, 3, *UINT32_EDGES)) for _ in range(rng.choice((1, 3, 100))))
             name += ":bot-seats"
+        if rng.random() < 0.3:
+            for _ in range(rng.choice((1, 3, 100))):
+                seat = rng.choice((0, 1, 2, 3, *UINT32_EDGES))
+                request.bot_levels.add(seat=seat, level=rng.choice((*LEVELS, "", *HOSTILE_STRINGS)))
+            name += ":bot-levels"
         return request, name.strip(":")
 
     def ValidateMove(self, rng: random.Random) -> tuple[Message, str]:
