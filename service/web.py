@@ -28,7 +28,6 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
 
 import grpc
 from bigtwo.codec.rpcs import SERVICE_NAME
@@ -95,6 +94,14 @@ class SerializedAnswer:
     message_class: type[Message]
 
 
+Answer = Message | SerializedAnswer
+"""What an endpoint answers: a message, or one its handler serialized already."""
+Call = RequestContext[CallRequest, Answer | None]
+"""A call's context as the Connect runtime hands it to an endpoint."""
+WebEndpoint = Endpoint[CallRequest, Answer | None]
+"""One method's endpoint: its request may be :class:`~bigtwo.service.callscope.Undecodable`."""
+
+
 class BinaryCodec:
     """Protobuf binary, encoded as on the gRPC port: deterministically, or passed through when a
     handler answers with bytes already serialized (:mod:`bigtwo.service.wire`); bytes that are no
@@ -103,13 +110,12 @@ class BinaryCodec:
     def name(self) -> str:
         return "proto"
 
-    def encode(self, message: Any) -> bytes:
+    def encode(self, message: Answer) -> bytes:
         if isinstance(message, SerializedAnswer):
             return message.data
-        encoded: bytes = serializer(None)(message)
-        return encoded
+        return serializer(None)(message)
 
-    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
+    def decode(self, data: bytes | bytearray, message_class: type[Message]) -> CallRequest:
         return safe_deserializer(message_class)(bytes(data))
 
 
@@ -121,29 +127,29 @@ class JsonCodec:
     def name(self) -> str:
         return "json"
 
-    def encode(self, message: Any) -> bytes:
+    def encode(self, message: Answer) -> bytes:
         if isinstance(message, SerializedAnswer):
             message = message.message_class.FromString(message.data)
         return json_format.MessageToJson(message, indent=None, sort_keys=True).encode()
 
-    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
+    def decode(self, data: bytes | bytearray, message_class: type[Message]) -> CallRequest:
         parse = _json_parser(message_class)
         return parse(bytes(data))
 
 
-def _json_parser(message_class: type[Any]) -> Callable[[bytes], Any]:
-    def parse(data: bytes) -> Any:
+def _json_parser(message_class: type[Message]) -> Callable[[bytes], CallRequest]:
+    def parse(data: bytes) -> Message:
         message = message_class()
         json_format.Parse(data, message, ignore_unknown_fields=True)
         return message
 
-    def never_raises(data: bytes) -> Any:
+    def never_raises(data: bytes) -> CallRequest:
         return _decode_or_undecodable(parse, data)
 
     return never_raises
 
 
-def _decode_or_undecodable(parse: Callable[[bytes], Any], data: bytes) -> Any:
+def _decode_or_undecodable(parse: Callable[[bytes], Message], data: bytes) -> CallRequest:
     try:
         return parse(data)
     except Exception as exc:  # a hostile body of any shape is a refusal, never a crash
@@ -162,7 +168,7 @@ class WebCallContext:
 
     __slots__ = ("_context", "code", "details", "gone", "protocol", "trailing_metadata", "via")
 
-    def __init__(self, context: RequestContext[Any, Any]) -> None:
+    def __init__(self, context: Call) -> None:
         handler_started()  # this call's scope counts it, not the runtime's refusals (web_refusals.py)
         self._context = context
         self.protocol = protocol_of(context.request_headers.get("content-type", ""))
@@ -225,7 +231,7 @@ def connect_error(
     code: grpc.StatusCode,
     details: str,
     trailing_metadata: Metadata | None,
-    context: RequestContext[Any, Any] | None = None,
+    context: Call | None = None,
 ) -> ConnectError:
     """A status as :func:`~bigtwo.service.errors.to_rpc_status` made it, as a Connect error: the
     same code, message and google.rpc details (ErrorInfo, BadRequest, RetryInfo); its other
@@ -244,7 +250,9 @@ def connect_error(
 # -- the endpoints ---------------------------------------------------------------------------------
 
 
-def _method(name: str, request_cls: Any, response_cls: Any, stream: StreamType) -> MethodInfo[Any, Any]:
+def _method(
+    name: str, request_cls: type[Message], response_cls: type[Message], stream: StreamType
+) -> MethodInfo[CallRequest, Answer | None]:
     return MethodInfo(
         name=name,
         service_name=SERVICE_NAME,
@@ -271,7 +279,7 @@ class WebGate:
         self.max_calls = max_calls
         self.in_flight = 0
 
-    def check(self, method: str, protocol: str, context: RequestContext[Any, Any] | None = None) -> None:
+    def check(self, method: str, protocol: str, context: Call | None = None) -> None:
         if self.draining:
             CALLS.labels(method, "UNAVAILABLE", protocol).inc()
             raise ConnectError(Code.UNAVAILABLE, self.message)
@@ -289,7 +297,7 @@ class WebGate:
             raise connect_error(code, status.details, status.trailing_metadata, context)
 
     @contextlib.contextmanager
-    def admitted(self, method: str, protocol: str, context: RequestContext[Any, Any] | None = None) -> Iterator[None]:
+    def admitted(self, method: str, protocol: str, context: Call | None = None) -> Iterator[None]:
         """Run one call if :meth:`check` lets it start, counted in flight until it ends."""
         self.check(method, protocol, context)
         self.in_flight += 1
@@ -299,10 +307,10 @@ class WebGate:
             self.in_flight -= 1
 
 
-def endpoints(hosting: Hosting, gate: WebGate) -> dict[str, Any]:
+def endpoints(hosting: Hosting, gate: WebGate) -> dict[str, WebEndpoint]:
     """``/bigtwo.v1.BigTwoService/<Method>`` -> the endpoint calling that method's aio handler."""
     handlers = hosting.unary_handlers()
-    table: dict[str, Any] = {}
+    table: dict[str, WebEndpoint] = {}
     for name, (request_cls, response_cls, _) in UNARY.items():
         info = _method(name, request_cls, response_cls, StreamType.UNARY)
         table[f"/{SERVICE_NAME}/{name}"] = Endpoint.unary(info, _unary(name, handlers[name], response_cls, gate))
@@ -313,8 +321,8 @@ def endpoints(hosting: Hosting, gate: WebGate) -> dict[str, Any]:
 
 def _unary(
     name: str, handler: UnaryHandler, response_cls: type[Message], gate: WebGate
-) -> Callable[[CallRequest, RequestContext[Any, Any]], Awaitable[Message | SerializedAnswer | None]]:
-    async def call(request: CallRequest, context: RequestContext[Any, Any]) -> Message | SerializedAnswer | None:
+) -> Callable[[CallRequest, Call], Awaitable[Answer | None]]:
+    async def call(request: CallRequest, context: Call) -> Answer | None:
         web_context = WebCallContext(context)
         with gate.admitted(name, web_context.protocol, context):
             answer = await handler(request, web_context)
@@ -325,10 +333,8 @@ def _unary(
 
 def _stream(
     handler: StreamHandler, gate: WebGate
-) -> Callable[[AsyncIterator[CallRequest], RequestContext[Any, Any]], AsyncIterator[Message | SerializedAnswer]]:
-    async def call(
-        requests: AsyncIterator[CallRequest], context: RequestContext[Any, Any]
-    ) -> AsyncIterator[Message | SerializedAnswer]:
+) -> Callable[[AsyncIterator[CallRequest], Call], AsyncIterator[Answer]]:
+    async def call(requests: AsyncIterator[CallRequest], context: Call) -> AsyncIterator[Answer]:
         web_context = WebCallContext(context)
         with gate.admitted(STREAM, web_context.protocol, context):
             async for answer in handler(web_context.requests_until_gone(requests), web_context):
@@ -414,7 +420,7 @@ HTTP_STATUS: Mapping[grpc.StatusCode, int] = {
 its error to (anything else is a 500 carrying only the request id)."""
 
 
-def _replay_route(hosting: Hosting) -> Callable[[Request], Any]:
+def _replay_route(hosting: Hosting) -> Callable[[Request], Awaitable[Response]]:
     """``GET /replay?token=…``: the finished deal's HTML replay, from a token of it in URL-safe
     base64 (a seat token will do). The page is built off the event loop: a replay re-runs a deal."""
 
@@ -447,11 +453,14 @@ __all__ = [
     "ALLOWED_HEADERS",
     "CONNECT_CODES",
     "EXPOSED_HEADERS",
+    "Answer",
     "BinaryCodec",
+    "Call",
     "JsonCodec",
     "SerializedAnswer",
     "WebCallContext",
     "WebConfig",
+    "WebEndpoint",
     "WebGate",
     "api_application",
     "application",

@@ -3,8 +3,12 @@ Python client) against a minimal client that sends the request whole (``Content-
 write, as a browser's ``fetch`` does; the Connect client does too) and reads the answer whole, over
 HTTP/1.1 keep-alive, one game at a time, ApplyMove with state tokens, on one server, rounds
 alternating with gRPC. Per way: moves per second, its ratio to gRPC's in the same round, the
-server's CPU per move and the client's p50. ``python tests/tools/grpc_web_client_gap.py --rounds 5``
-(docs/PERFORMANCE.md "Browser protocols")."""
+server's CPU per move, the client's (this process's) and the client's p50.
+``python tests/tools/grpc_web_client_gap.py --rounds 5`` (docs/PERFORMANCE.md "Browser protocols").
+
+The minimal client offers no compressed answer, where the Connect client offers gzip: before the
+port stopped compressing answers (``service/web_server.py`` ``ACCEPT_ENCODINGS``), much of the
+server CPU this tool showed between the two clients was the server's gzip, not the client's shape."""
 
 import argparse
 import asyncio
@@ -99,15 +103,17 @@ def main(seconds: float = 2.0, rounds: int = 3) -> None:
                 "raw-connect-proto-h1",
                 "raw-grpc-web-proto-h1",
             ):
-                cpu0 = server.cpu_seconds()
+                cpu0, client0 = server.cpu_seconds(), time.process_time()
                 if name.startswith("raw-"):
                     moves, took, lat = uvloop.run(run_raw("grpc-web" in name, server, games, seconds))
                 else:
                     way = next(w for w in wb.WAYS if w.name == name)
                     run = uvloop.run(wb._load(way, server, games, 1, seconds))
                     moves, took, lat = run.moves, run.seconds, run.latencies
-                cpu = server.cpu_seconds() - cpu0
-                rows.setdefault(name, []).append((moves / took, cpu / moves * 1e6, statistics.median(lat) * 1000))
+                cpu, client = server.cpu_seconds() - cpu0, time.process_time() - client0
+                rows.setdefault(name, []).append(
+                    (moves / took, cpu / moves * 1e6, statistics.median(lat) * 1000, client / moves * 1e6)
+                )
                 print(name, round(moves / took), file=sys.stderr)
     finally:
         server.stop()
@@ -119,6 +125,7 @@ def main(seconds: float = 2.0, rounds: int = 3) -> None:
                     "moves_per_s": [round(x[0]) for x in rs],
                     "ratio_to_grpc": [round(x[0] / g[0], 2) for x, g in zip(rs, rows["grpc"], strict=True)],
                     "server_cpu_us_per_move": [round(x[1]) for x in rs],
+                    "client_cpu_us_per_move": [round(x[3]) for x in rs],
                     "p50_ms": [round(x[2], 3) for x in rs],
                 }
             )
