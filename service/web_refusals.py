@@ -27,6 +27,11 @@ none (so a client cannot grow the metrics' label sets):
 
 A call the handler took is its own CallScope's to count: :class:`WebCall`, one per request in a
 context variable, remembers whether the handler started (:func:`handler_started`).
+
+The runtime has no public hook for its early refusals, so this module, and no other, leans on its
+privates: it overrides ``ConnectASGIApplication._handle_request`` and ``_handle_error``, and builds
+``_ResponseSender``, ``GRPCServerProtocol``/``GRPCWebServerProtocol`` and reads ``HTTPError``.
+``tests/test_web_refusals.py`` fails when a connectrpc release reshapes any of them.
 """
 
 from __future__ import annotations

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import base64
 import http.client
+import inspect
 import json
 import socket
 import struct
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -581,3 +582,32 @@ def test_a_call_from_a_foreign_host_is_refused_in_its_protocol_counted_and_logge
     refused = [line for line in lines if line.get("event") == "rpc" and line.get("code") == "PERMISSION_DENIED"]
     assert {line.get("via") for line in refused} >= {"connect", "grpc-web"}, refused
     assert all("evil.example" in line.get("error", "") for line in refused), refused
+
+
+def test_the_runtime_privates_the_port_overrides_keep_their_shape() -> None:
+    """service/web_refusals.py overrides two private methods of connectrpc's ASGI application and
+    builds three of its private classes (the runtime has no public hook for its early refusals):
+    a release that renames or reshapes any of them must fail here, not answer a refusal outside the
+    error model in production."""
+    from bigtwo.service.web_refusals import ErrorModelApplication
+    from connectrpc._protocol import HTTPError
+    from connectrpc._protocol_grpc import GRPCServerProtocol, GRPCWebServerProtocol
+    from connectrpc._server_async import _ResponseSender
+    from connectrpc.server import ConnectASGIApplication
+
+    def parameters(function: Callable[..., object]) -> list[str]:
+        return list(inspect.signature(function).parameters)
+
+    overridden = {
+        "_handle_request": ["self", "scope", "receive", "send", "endpoints"],
+        "_handle_error": ["self", "exc", "ctx", "protocol", "send"],
+    }
+    for name, expected in overridden.items():
+        assert parameters(getattr(ConnectASGIApplication, name)) == expected, name
+        assert parameters(getattr(ErrorModelApplication, name)) == expected, name
+        assert inspect.iscoroutinefunction(getattr(ConnectASGIApplication, name)), name
+    assert parameters(_ResponseSender) == ["send"]
+    for protocol in (GRPCServerProtocol(), GRPCWebServerProtocol()):
+        assert parameters(protocol.trailers_only_headers) == ["ctx", "exc"]
+    error = HTTPError(http.HTTPStatus.NOT_FOUND, [])
+    assert error.status is http.HTTPStatus.NOT_FOUND and list(error.headers) == []
