@@ -121,7 +121,12 @@ def third_party_imports(names: Iterator[str] | set[str]) -> dict[str, set[str]]:
 def test_the_engine_and_its_replay_format_import_the_standard_library_only() -> None:
     engine = {name for name, _ in module_files("bigtwo.engine")}
     assert "bigtwo.engine.replay.audit" in engine
-    assert third_party_imports(engine) == {}
+    imports = third_party_imports(engine)
+    # The learned bot level plays its network with numpy (the learned extra), imported only when
+    # that level plays: tests/test_learned.py checks it is refused without numpy and the rest plays.
+    assert imports.pop("numpy", set()) <= {"bigtwo.engine.bots.learned", "bigtwo.engine.bots.learned_features"}
+    assert EXTRA_OF_MODULE["numpy"] == "learned"
+    assert imports == {}
 
 
 def test_every_third_party_module_the_wheel_imports_has_its_extra() -> None:
