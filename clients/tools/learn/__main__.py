@@ -47,6 +47,8 @@ def _train(args: argparse.Namespace) -> int:
                 "eval_every": args.eval_every,
                 "eval_deals": args.eval_deals,
                 "checkpoint_every": args.checkpoint_every,
+                "rulesets": tuple(args.rulesets.split(",")) if args.rulesets else None,
+                "league": _league(args.league) if args.league else None,
             }.items()
             if v is not None
         }
@@ -91,12 +93,18 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _league(text: str) -> tuple[tuple[str, float], ...]:
+    """``learner:0.7,great:0.3`` -> the league's roles and their odds."""
+    return tuple((name, float(odds)) for name, odds in (part.split(":") for part in text.split(",")))
+
+
 def _command(config: Config, out: Path) -> str:
     """The command that starts this run again from its seed (the checkpoint's configuration)."""
     return (
         f"python -m bigtwo.tools.learn train --out {out} --seed {config.seed} --warm-deals {config.warm_deals} "
         f"--eval-every {config.eval_every} --eval-deals {config.eval_deals} "
-        f"--checkpoint-every {config.checkpoint_every}"
+        f"--checkpoint-every {config.checkpoint_every} --rulesets {','.join(config.rulesets)} "
+        f"--league {','.join(f'{name}:{odds}' for name, odds in config.league)}"
     )
 
 
@@ -120,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--eval-every", type=int, default=None)
     train.add_argument("--eval-deals", type=int, default=None)
     train.add_argument("--checkpoint-every", type=int, default=None)
+    train.add_argument("--rulesets", default=None, help="comma-separated: ppo, classic (default both)")
+    train.add_argument(
+        "--league", default=None, help="roles and odds, e.g. learner:0.6,great:0.25,good:0.05,snapshot:0.1"
+    )
     train.add_argument("--max-minutes", type=float, default=None)
     train.add_argument("--max-deals", type=int, default=None)
     train.add_argument("--threads", type=int, default=1, help="torch CPU threads")
