@@ -27,12 +27,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -58,6 +63,15 @@ class Way:
     """``grpc`` (native, the gRPC port), ``connect`` or ``grpc-web`` (the browser port)."""
     http2: bool = True
     json: bool = False
+    client: str = "python"
+    """``python`` (grpcio or connectrpc in this process) or ``node`` (the stock TypeScript runtime,
+    @connectrpc/connect-node, in a node process: clients/ts/bench/web_moves.ts)."""
+
+    @property
+    def client_name(self) -> str:
+        if self.client == "node":
+            return "connect-node (TypeScript)"
+        return "grpcio (Python)" if self.protocol == "grpc" else "connectrpc (Python)"
 
 
 WAYS = (
@@ -68,6 +82,15 @@ WAYS = (
     Way("grpc-web-proto-h1", "grpc-web", http2=False),
     Way("grpc-web-proto-h2", "grpc-web"),
 )
+NODE_WAYS = (
+    Way("connect-proto-h1-node", "connect", http2=False, client="node"),
+    Way("connect-proto-h2-node", "connect", client="node"),
+    Way("grpc-web-proto-h1-node", "grpc-web", http2=False, client="node"),
+    Way("grpc-web-proto-h2-node", "grpc-web", client="node"),
+)
+"""The same loop through the stock TypeScript client, the runtime browsers and Node front ends use:
+run when node and clients/ts/node_modules are there (``make ts-deps``)."""
+TS = Path(__file__).resolve().parent.parent / "ts"
 
 ApplyMove = Callable[[api.ApplyMoveRequest], Awaitable[api.ApplyMoveResponse]]
 
@@ -159,6 +182,63 @@ async def _load(way: Way, server: ServerProcess, games: list[PreparedGame], conc
     return run
 
 
+class NodeClient:
+    """The stock-client ways' driver (clients/ts/bench/web_moves.ts), bundled by clients/ts's esbuild
+    into a temporary folder; :meth:`missing` says why it cannot run (node or the npm packages absent)."""
+
+    def __init__(self, games: list[PreparedGame]) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="web-bench-node-")
+        self.script = Path(self._folder.name) / "web_moves.mjs"
+        self.node = shutil.which("node")
+        self.games = json.dumps(
+            {
+                "games": [
+                    {
+                        "token": base64.b64encode(game.start_token).decode(),
+                        "moves": [base64.b64encode(move.SerializeToString()).decode() for move in game.moves],
+                    }
+                    for game in games
+                ]
+            }
+        )
+
+    def missing(self) -> str | None:
+        esbuild = TS / "node_modules" / ".bin" / "esbuild"
+        if self.node is None or not esbuild.exists():
+            return (
+                "node or clients/ts/node_modules is missing: run `make ts-deps` for the stock TypeScript client's ways"
+            )
+        built = subprocess.run(
+            [
+                str(esbuild),
+                "bench/web_moves.ts",
+                "--bundle",
+                "--platform=node",
+                "--format=esm",
+                f"--outfile={self.script}",
+            ],
+            cwd=TS,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return None if built.returncode == 0 else f"clients/ts/bench/web_moves.ts did not build: {built.stderr}"
+
+    def run(self, way: Way, port: int, concurrency: int, seconds: float) -> Run:
+        """One way at one load: the driver's own count, time, latencies and CPU (not node's start)."""
+        assert self.node is not None
+        http = "2" if way.http2 else "1.1"
+        args = [self.node, str(self.script), str(port), way.protocol, http, str(concurrency), str(seconds)]
+        proc = subprocess.run(args, input=self.games, capture_output=True, text=True, timeout=seconds + 120)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{way.name}: the node driver failed: {proc.stderr.strip()}")
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        return Run(way.name, "real", concurrency, out["moves"], out["seconds"], 0.0, out["cpu_s"], out["latencies"])
+
+    def close(self) -> None:
+        self._folder.cleanup()
+
+
 def _row(way: Way, load: int, runs: list[Run], ratios: list[float]) -> dict[str, Any]:
     moves = sum(run.moves for run in runs)
     seconds = sum(run.seconds for run in runs)
@@ -170,6 +250,7 @@ def _row(way: Way, load: int, runs: list[Run], ratios: list[float]) -> dict[str,
     return {
         "figure": "web_protocols",
         "way": way.name,
+        "client": way.client_name,
         "load": load,
         "moves_per_s": round(moves / seconds, 1) if seconds else 0.0,
         "ratio_to_grpc": round(statistics.median(ratios), 3) if ratios else 1.0,
@@ -182,29 +263,42 @@ def _row(way: Way, load: int, runs: list[Run], ratios: list[float]) -> dict[str,
 
 
 def _versus_grpc(rows: list[dict[str, Any]], load: int) -> list[dict[str, Any]]:
-    """Per HTTP version, the browser port's ratios to gRPC among ``rows`` (one load): Connect binary's,
-    and the lowest of the binary ways (in moves per second, and in moves per second of the server's
-    CPU: ``lowest_cpu_ratio``)."""
+    """Per HTTP version, the browser port's ratios to gRPC among ``rows`` (one load). The headline
+    fields are the Python client's, as before the stock client's ways: Connect binary's, and the
+    lowest of its binary ways (in moves per second, and in moves per second of the server's CPU:
+    ``lowest_cpu_ratio``); ``node_*`` the same through the stock TypeScript client when it ran; and
+    ``ways`` judges the floor way by way, each naming its client."""
     summary = []
     for version in ("h1", "h2"):
-        binary = [row for row in rows if row["way"].endswith(f"proto-{version}")]
-        connect = next(row for row in binary if row["way"] == f"connect-proto-{version}")
-        lowest = min(binary, key=lambda row: row["ratio_to_grpc"])
-        summary.append(
-            {
-                "figure": "web_port_vs_grpc",
-                "http": version,
-                "load": load,
-                "ratio_to_grpc": connect["ratio_to_grpc"],
-                "cpu_ratio_to_grpc": connect["cpu_ratio_to_grpc"],
-                "lowest_ratio": lowest["ratio_to_grpc"],
-                "lowest_way": lowest["way"],
-                "lowest_cpu_ratio": min(row["cpu_ratio_to_grpc"] for row in binary),
-                "floor": RATIO_FLOOR,
-                "met": connect["ratio_to_grpc"] >= RATIO_FLOOR,
-                "every_way_met": lowest["ratio_to_grpc"] >= RATIO_FLOOR,
+        binary = [row for row in rows if f"proto-{version}" in row["way"]]
+        row: dict[str, Any] = {"figure": "web_port_vs_grpc", "http": version, "load": load, "floor": RATIO_FLOOR}
+        for prefix, client in (("", "python"), ("node_", "node")):
+            mine = [way for way in binary if way["way"].endswith("-node") == (client == "node")]
+            if not mine:
+                continue
+            connect = next(way for way in mine if way["way"].startswith("connect-"))
+            lowest = min(mine, key=lambda way: way["ratio_to_grpc"])
+            row |= {
+                f"{prefix}client": connect["client"],
+                f"{prefix}ratio_to_grpc": connect["ratio_to_grpc"],
+                f"{prefix}cpu_ratio_to_grpc": connect["cpu_ratio_to_grpc"],
+                f"{prefix}lowest_ratio": lowest["ratio_to_grpc"],
+                f"{prefix}lowest_way": lowest["way"],
+                f"{prefix}lowest_cpu_ratio": min(way["cpu_ratio_to_grpc"] for way in mine),
+                f"{prefix}met": connect["ratio_to_grpc"] >= RATIO_FLOOR,
+                f"{prefix}every_way_met": lowest["ratio_to_grpc"] >= RATIO_FLOOR,
             }
-        )
+        row["ways"] = [
+            {
+                "way": way["way"],
+                "client": way["client"],
+                "ratio_to_grpc": way["ratio_to_grpc"],
+                "cpu_ratio_to_grpc": way["cpu_ratio_to_grpc"],
+                "met": way["ratio_to_grpc"] >= RATIO_FLOOR,
+            }
+            for way in binary
+        ]
+        summary.append(row)
     return summary
 
 
@@ -215,32 +309,46 @@ def measure(
     emit: Callable[[dict[str, Any]], None],
     mode: str = "aio",
     deals: int = GAMES,
+    node: bool = True,
 ) -> list[dict[str, Any]]:
-    """Each way at each load for ``rounds`` rounds of ``seconds``, cycling through ``deals`` deals."""
+    """Each way at each load for ``rounds`` rounds of ``seconds``, cycling through ``deals`` deals;
+    with ``node``, the stock TypeScript client's ways too where node and its packages are there (a
+    sentence on stderr says when they are not)."""
     import uvloop
     from bigtwo.service.tokens import KeyRing, TokenCodec
 
     games = prepare_games(deals, TokenCodec(KeyRing([BENCH_KEY.encode()])))
+    ways = WAYS
+    driver = NodeClient(games) if node else None
+    if driver is not None:
+        why = driver.missing()
+        if why is None:
+            ways += NODE_WAYS
+        else:
+            print(f"web_bench: the stock TypeScript client's ways are skipped: {why}", file=sys.stderr)
     server = ServerProcess("real", mode, max(loads) + 16, web=True)
     rows: list[dict[str, Any]] = []
     try:
         for load in loads:
-            runs: dict[str, list[Run]] = {way.name: [] for way in WAYS}
-            ratios: dict[str, list[float]] = {way.name: [] for way in WAYS}
+            runs: dict[str, list[Run]] = {way.name: [] for way in ways}
+            ratios: dict[str, list[float]] = {way.name: [] for way in ways}
             for number in range(rounds):
                 native = 0.0
-                for way in WAYS:
+                for way in ways:
                     cpu_before, client_before = server.cpu_seconds(), time.process_time()
-                    run = uvloop.run(_load(way, server, games, load, seconds))
+                    if way.client == "node" and driver is not None:
+                        run = driver.run(way, server.web_port, load, seconds)  # its CPU is node's own
+                    else:
+                        run = uvloop.run(_load(way, server, games, load, seconds))
+                        run.client_cpu = time.process_time() - client_before
                     run.server_cpu = server.cpu_seconds() - cpu_before
-                    run.client_cpu = time.process_time() - client_before
                     runs[way.name].append(run)
                     native = run.rate if way.protocol == "grpc" else native
                     ratios[way.name].append(run.rate / native if native else 0.0)
                     print(
                         f"  load {load} round {number + 1}/{rounds}: {way.name} {run.rate:.0f} moves/s", file=sys.stderr
                     )
-            load_rows = [_row(way, load, runs[way.name], ratios[way.name]) for way in WAYS]
+            load_rows = [_row(way, load, runs[way.name], ratios[way.name]) for way in ways]
             native_cpu = load_rows[0]["server_cpu_us_per_move"]
             for row in load_rows:  # moves per second of the server's CPU, against gRPC's
                 cpu = row["server_cpu_us_per_move"]
@@ -250,6 +358,8 @@ def measure(
                 emit(row)
     finally:
         server.stop()
+        if driver is not None:
+            driver.close()
     return rows
 
 
@@ -260,13 +370,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loads", default=",".join(map(str, LOADS)), help="games at once, comma-separated")
     parser.add_argument("--mode", choices=("aio",), default="aio")  # one server mode since issue 34
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument("--no-node", action="store_true", help="leave out the stock TypeScript client's ways")
     args = parser.parse_args(argv)
     loads = tuple(int(part) for part in args.loads.split(",") if part.strip())
 
     def emit(row: dict[str, Any]) -> None:
         print(json.dumps(row) if args.json else "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
-    measure(args.seconds, loads, args.rounds, emit, args.mode)
+    measure(args.seconds, loads, args.rounds, emit, args.mode, node=not args.no_node)
     return 0
 
 

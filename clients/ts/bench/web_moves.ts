@@ -1,0 +1,84 @@
+// web_bench's stock-client ways (python -m bigtwo.tools.web_bench): the same ApplyMove loop as its
+// Python ways, one call per move with state tokens, through the Connect project's own TypeScript
+// runtime (@connectrpc/connect-node), the code browsers and Node front ends run.
+// argv: port protocol (grpc-web | connect) httpVersion (1.1 | 2) load seconds.
+// stdin: {"games": [{"token": base64, "moves": [base64 of a bigtwo.v1.Move]}]} (the bench's prepared deals).
+// Prints one JSON line: moves, seconds, latencies (s, each move as the client saw it) and cpu_s
+// (this process's CPU from its transports' creation to the end: connections, warm-up game and run).
+import * as http from "node:http";
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { ApplyMoveRequestSchema, BigTwoService } from "../src/gen/bigtwo/v1/service_pb.js";
+import { MoveSchema, type Move } from "../src/gen/bigtwo/v1/types_pb.js";
+
+type Game = { token: Uint8Array; moves: Move[] };
+type Api = Client<typeof BigTwoService>;
+
+const [port, protocol, httpVersion, loadArg, secondsArg] = process.argv.slice(2);
+const load = Number(loadArg);
+const seconds = Number(secondsArg);
+if (!port || (protocol !== "grpc-web" && protocol !== "connect") || (httpVersion !== "1.1" && httpVersion !== "2")) {
+  throw new Error("usage: web_moves port grpc-web|connect 1.1|2 load seconds");
+}
+
+function transport(): Transport {
+  const options = {
+    baseUrl: `http://127.0.0.1:${port}`,
+    httpVersion: httpVersion as "1.1" | "2",
+    useBinaryFormat: true,
+    // Over HTTP/1.1 each client keeps its own connections open between calls, as a browser does.
+    nodeOptions: httpVersion === "1.1" ? { agent: new http.Agent({ keepAlive: true }) } : {},
+  };
+  return protocol === "grpc-web" ? createGrpcWebTransport(options) : createConnectTransport(options);
+}
+
+async function play(client: Api, game: Game, latencies: number[]): Promise<void> {
+  let token = game.token;
+  for (const move of game.moves) {
+    const started = performance.now();
+    const reply = await client.applyMove(create(ApplyMoveRequestSchema, { game: { game: { case: "stateToken", value: token } }, move }));
+    latencies.push((performance.now() - started) / 1000);
+    if (!reply.outcome?.accepted) {
+      throw new Error(`the bench's move was refused: ${reply.outcome?.refusal?.message ?? "?"}`);
+    }
+    token = reply.stateToken;
+  }
+}
+
+async function main(): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) {
+    chunks.push(chunk as Buffer);
+  }
+  const input = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { games: { token: string; moves: string[] }[] };
+  const games: Game[] = input.games.map((game) => ({
+    token: Buffer.from(game.token, "base64"),
+    moves: game.moves.map((move) => fromBinary(MoveSchema, Buffer.from(move, "base64"))),
+  }));
+  const cpuStart = process.cpuUsage();
+  // As the Python ways: min(load, 8) clients, each its own transport (its own connections).
+  const clients: Api[] = Array.from({ length: Math.min(load, 8) }, () => createClient(BigTwoService, transport()));
+  await play(clients[0]!, games[0]!, []); // connections up, code paths warm
+  const latencies: number[] = [];
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  async function worker(number: number): Promise<void> {
+    const client = clients[number % clients.length]!;
+    for (let turn = number; performance.now() < deadline; turn += load) {
+      await play(client, games[turn % games.length]!, latencies);
+    }
+  }
+  await Promise.all(Array.from({ length: load }, (_, number) => worker(number)));
+  const elapsed = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
+  const out = { moves: latencies.length, seconds: elapsed, cpu_s: (cpu.user + cpu.system) / 1e6, latencies };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+  // HTTP/2 sessions and keep-alive sockets would hold the process open: the run is over.
+  process.exit(0);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
