@@ -3,6 +3,7 @@ both transports against it."""
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from bigtwo.service.tokens import KeyRing, TokenCodec
 from bigtwo.tools import service_bench as bench
 from bigtwo.v1 import service_pb2 as api
 from bigtwo.v1 import types_pb2 as pb
+from ts_support import BIN, require_toolchain
 
 CODEC = TokenCodec(KeyRing([bench.BENCH_KEY.encode()]))
 # The short runs only need each figure to exist: a few deals and token timings, not the bench's 256 and 3,000.
@@ -151,20 +153,55 @@ def test_a_spinning_no_op_stands_in_for_a_handler_of_known_cost(monkeypatch: pyt
         assert row["ratio"] > 0  # how far the spin shows is a speed figure, for make bench
 
 
-def test_the_web_protocol_bench_plays_every_way() -> None:
+@pytest.fixture(scope="module")
+def web_rows() -> list[dict[str, Any]]:
+    """One short web_bench round at 2 games: every Python way, and the stock TypeScript client's ways
+    where node and clients/ts/node_modules are there (``make ts-deps``; nothing is installed here)."""
+    from bigtwo.tools import web_bench
+
+    rows: list[dict[str, Any]] = []
+    node = shutil.which("node") is not None and (BIN / "esbuild").exists()
+    web_bench.measure(0.2, (2,), 1, rows.append, deals=GAMES, node=node)
+    return rows
+
+
+def test_the_web_protocol_bench_plays_every_way(web_rows: list[dict[str, Any]]) -> None:
     """``python -m bigtwo.tools.web_bench``: a short round plays moves over every protocol, version
     and codec of the browser port and native gRPC, each accepted (a refused move fails the bench)."""
     from bigtwo.tools import web_bench
 
-    rows: list[dict[str, Any]] = []
-    web_bench.measure(0.2, (2,), 1, rows.append, deals=GAMES)
-    ways = [row for row in rows if row["figure"] == "web_protocols"]
+    ways = [row for row in web_rows if row["figure"] == "web_protocols" and not row["way"].endswith("-node")]
     assert [row["way"] for row in ways] == [way.name for way in web_bench.WAYS]
     assert all(row["moves_per_s"] > 0 and row["server_cpu_us_per_move"] > 0 for row in ways)
-    assert ways[0]["ratio_to_grpc"] == 1.0
-    versus = [row for row in rows if row["figure"] == "web_port_vs_grpc"]
+    assert ways[0]["ratio_to_grpc"] == 1.0 and ways[0]["client"] == "grpcio (Python)"
+    versus = [row for row in web_rows if row["figure"] == "web_port_vs_grpc"]
     assert [row["http"] for row in versus] == ["h1", "h2"]
     for row in versus:
         connect = next(way for way in ways if way["way"] == f"connect-proto-{row['http']}")
         assert row["ratio_to_grpc"] == connect["ratio_to_grpc"] and row["lowest_ratio"] <= connect["ratio_to_grpc"]
         assert row["met"] == (row["ratio_to_grpc"] >= web_bench.RATIO_FLOOR)
+        assert row["client"] == connect["client"] == "connectrpc (Python)"
+        for way in row["ways"]:  # the floor judged way by way, each naming its client
+            assert way["met"] == (way["ratio_to_grpc"] >= web_bench.RATIO_FLOOR)
+
+
+def test_the_web_protocol_bench_drives_the_stock_typescript_client(web_rows: list[dict[str, Any]]) -> None:
+    """The same loop through @connectrpc/connect-node (clients/ts/bench/web_moves.ts): Connect binary and
+    gRPC-Web over both HTTP versions, every move accepted, the node process's own CPU reported."""
+    from bigtwo.tools import web_bench
+
+    require_toolchain()
+    ways = {row["way"]: row for row in web_rows if row["figure"] == "web_protocols"}
+    for way in web_bench.NODE_WAYS:
+        row = ways[way.name]
+        assert row["client"] == "connect-node (TypeScript)" and row["load"] == 2
+        assert row["moves_per_s"] > 0 and row["server_cpu_us_per_move"] > 0 and row["client_cpu_us_per_move"] > 0
+        assert row["p99_ms"] >= row["p50_ms"] > 0
+    for row in (row for row in web_rows if row["figure"] == "web_port_vs_grpc"):
+        node_ways = [way for way in row["ways"] if way["client"] == "connect-node (TypeScript)"]
+        assert {way["way"] for way in node_ways} == {
+            f"connect-proto-{row['http']}-node",
+            f"grpc-web-proto-{row['http']}-node",
+        }
+        assert row["node_lowest_ratio"] == min(way["ratio_to_grpc"] for way in node_ways)
+        assert row["node_every_way_met"] == all(way["met"] for way in node_ways)

@@ -318,7 +318,7 @@ def measure(
     from bigtwo.service.tokens import KeyRing, TokenCodec
 
     games = prepare_games(deals, TokenCodec(KeyRing([BENCH_KEY.encode()])))
-    ways = WAYS
+    ways: tuple[Way, ...] = WAYS
     driver = NodeClient(games) if node else None
     if driver is not None:
         why = driver.missing()

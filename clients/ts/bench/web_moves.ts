@@ -23,13 +23,12 @@ if (!port || (protocol !== "grpc-web" && protocol !== "connect") || (httpVersion
 }
 
 function transport(): Transport {
-  const options = {
-    baseUrl: `http://127.0.0.1:${port}`,
-    httpVersion: httpVersion as "1.1" | "2",
-    useBinaryFormat: true,
-    // Over HTTP/1.1 each client keeps its own connections open between calls, as a browser does.
-    nodeOptions: httpVersion === "1.1" ? { agent: new http.Agent({ keepAlive: true }) } : {},
-  };
+  const common = { baseUrl: `http://127.0.0.1:${port}`, useBinaryFormat: true };
+  // Over HTTP/1.1 each client keeps its own connections open between calls, as a browser does.
+  const options =
+    httpVersion === "2"
+      ? { ...common, httpVersion: "2" as const }
+      : { ...common, httpVersion: "1.1" as const, nodeOptions: { agent: new http.Agent({ keepAlive: true }) } };
   return protocol === "grpc-web" ? createGrpcWebTransport(options) : createConnectTransport(options);
 }
 
@@ -73,9 +72,9 @@ async function main(): Promise<void> {
   const elapsed = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuStart);
   const out = { moves: latencies.length, seconds: elapsed, cpu_s: (cpu.user + cpu.system) / 1e6, latencies };
-  process.stdout.write(`${JSON.stringify(out)}\n`);
-  // HTTP/2 sessions and keep-alive sockets would hold the process open: the run is over.
-  process.exit(0);
+  // HTTP/2 sessions and keep-alive sockets would hold the process open: exit once the line is out
+  // (a pipe takes it asynchronously, and an exit before then would cut it short).
+  process.stdout.write(`${JSON.stringify(out)}\n`, () => process.exit(0));
 }
 
 main().catch((error: unknown) => {
