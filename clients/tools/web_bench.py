@@ -91,6 +91,11 @@ NODE_WAYS = (
 """The same loop through the stock TypeScript client, the runtime browsers and Node front ends use:
 run when node and clients/ts/node_modules are there (``make ts-deps``)."""
 TS = Path(__file__).resolve().parent.parent / "ts"
+NODE_WARM_S = 1.0
+"""The stock client's untimed warm-up before each of its runs: a fresh node process spends about
+twice the CPU a move over its first two seconds (V8 compiling the hot paths: 1,440 against 800 µs a
+gRPC-Web move over HTTP/1.1 in 2 s and 8 s runs), which a long-lived browser tab does not. The
+Python ways warm up with one game, which is all an interpreter without a JIT needs."""
 
 ApplyMove = Callable[[api.ApplyMoveRequest], Awaitable[api.ApplyMoveResponse]]
 
@@ -224,16 +229,28 @@ class NodeClient:
         )
         return None if built.returncode == 0 else f"clients/ts/bench/web_moves.ts did not build: {built.stderr}"
 
-    def run(self, way: Way, port: int, concurrency: int, seconds: float) -> Run:
-        """One way at one load: the driver's own count, time, latencies and CPU (not node's start)."""
+    def run(self, way: Way, server: ServerProcess, concurrency: int, seconds: float) -> Run:
+        """One way at one load, after the driver's untimed warm-up (:data:`NODE_WARM_S`): its own
+        count, time, latencies and CPU, and the server's CPU from the warm-up's end."""
         assert self.node is not None
         http = "2" if way.http2 else "1.1"
-        args = [self.node, str(self.script), str(port), way.protocol, http, str(concurrency), str(seconds)]
-        proc = subprocess.run(args, input=self.games, capture_output=True, text=True, timeout=seconds + 120)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{way.name}: the node driver failed: {proc.stderr.strip()}")
-        out = json.loads(proc.stdout.strip().splitlines()[-1])
-        return Run(way.name, "real", concurrency, out["moves"], out["seconds"], 0.0, out["cpu_s"], out["latencies"])
+        args = [str(server.web_port), way.protocol, http, str(concurrency), str(seconds), str(NODE_WARM_S)]
+        with subprocess.Popen(
+            [self.node, str(self.script), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        ) as proc:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(self.games)
+            proc.stdin.close()
+            warm = proc.stdout.readline()
+            cpu_before = server.cpu_seconds()
+            out_line = proc.stdout.read()
+            code = proc.wait(timeout=seconds + 120)
+        if code != 0 or not warm.strip():
+            raise RuntimeError(f"{way.name}: the node driver failed (exit {code}; its error is above)")
+        out = json.loads(out_line)
+        run = Run(way.name, "real", concurrency, out["moves"], out["seconds"], 0.0, out["cpu_s"], out["latencies"])
+        run.server_cpu = server.cpu_seconds() - cpu_before
+        return run
 
     def close(self) -> None:
         self._folder.cleanup()
@@ -337,11 +354,11 @@ def measure(
                 for way in ways:
                     cpu_before, client_before = server.cpu_seconds(), time.process_time()
                     if way.client == "node" and driver is not None:
-                        run = driver.run(way, server.web_port, load, seconds)  # its CPU is node's own
+                        run = driver.run(way, server, load, seconds)  # node's own CPU, after its warm-up
                     else:
                         run = uvloop.run(_load(way, server, games, load, seconds))
                         run.client_cpu = time.process_time() - client_before
-                    run.server_cpu = server.cpu_seconds() - cpu_before
+                        run.server_cpu = server.cpu_seconds() - cpu_before
                     runs[way.name].append(run)
                     native = run.rate if way.protocol == "grpc" else native
                     ratios[way.name].append(run.rate / native if native else 0.0)

@@ -1,10 +1,14 @@
 // web_bench's stock-client ways (python -m bigtwo.tools.web_bench): the same ApplyMove loop as its
 // Python ways, one call per move with state tokens, through the Connect project's own TypeScript
 // runtime (@connectrpc/connect-node), the code browsers and Node front ends run.
-// argv: port protocol (grpc-web | connect) httpVersion (1.1 | 2) load seconds.
+// argv: port protocol (grpc-web | connect) httpVersion (1.1 | 2) load seconds [warm-up seconds, 1].
 // stdin: {"games": [{"token": base64, "moves": [base64 of a bigtwo.v1.Move]}]} (the bench's prepared deals).
-// Prints one JSON line: moves, seconds, latencies (s, each move as the client saw it) and cpu_s
-// (this process's CPU from its transports' creation to the end: connections, warm-up game and run).
+// First plays untimed for the warm-up seconds on every client (connections up, and V8's compilers
+// through the hot paths: a cold process spends about twice the CPU a move over its first two
+// seconds, which a long-lived browser tab or server does not), then prints {"warm": true} so the
+// bench can read the server's CPU from there, then plays for the seconds and prints one JSON line:
+// moves, seconds, latencies (s, each move as the client saw it) and cpu_s (this process's CPU, all
+// its threads, over the timed run).
 import * as http from "node:http";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
@@ -15,9 +19,10 @@ import { MoveSchema, type Move } from "../src/gen/bigtwo/v1/types_pb.js";
 type Game = { token: Uint8Array; moves: Move[] };
 type Api = Client<typeof BigTwoService>;
 
-const [port, protocol, httpVersion, loadArg, secondsArg] = process.argv.slice(2);
+const [port, protocol, httpVersion, loadArg, secondsArg, warmArg] = process.argv.slice(2);
 const load = Number(loadArg);
 const seconds = Number(secondsArg);
+const warmSeconds = Number(warmArg ?? "1");
 if (!port || (protocol !== "grpc-web" && protocol !== "connect") || (httpVersion !== "1.1" && httpVersion !== "2")) {
   throw new Error("usage: web_moves port grpc-web|connect 1.1|2 load seconds");
 }
@@ -55,20 +60,23 @@ async function main(): Promise<void> {
     token: Buffer.from(game.token, "base64"),
     moves: game.moves.map((move) => fromBinary(MoveSchema, Buffer.from(move, "base64"))),
   }));
-  const cpuStart = process.cpuUsage();
   // As the Python ways: min(load, 8) clients, each its own transport (its own connections).
   const clients: Api[] = Array.from({ length: Math.min(load, 8) }, () => createClient(BigTwoService, transport()));
-  await play(clients[0]!, games[0]!, []); // connections up, code paths warm
+  async function playUntil(deadline: number, latencies: number[]): Promise<void> {
+    async function worker(number: number): Promise<void> {
+      const client = clients[number % clients.length]!;
+      for (let turn = number; performance.now() < deadline; turn += load) {
+        await play(client, games[turn % games.length]!, latencies);
+      }
+    }
+    await Promise.all(Array.from({ length: load }, (_, number) => worker(number)));
+  }
+  await playUntil(performance.now() + warmSeconds * 1000, []);
+  process.stdout.write(`${JSON.stringify({ warm: true })}\n`);
+  const cpuStart = process.cpuUsage();
   const latencies: number[] = [];
   const started = performance.now();
-  const deadline = started + seconds * 1000;
-  async function worker(number: number): Promise<void> {
-    const client = clients[number % clients.length]!;
-    for (let turn = number; performance.now() < deadline; turn += load) {
-      await play(client, games[turn % games.length]!, latencies);
-    }
-  }
-  await Promise.all(Array.from({ length: load }, (_, number) => worker(number)));
+  await playUntil(started + seconds * 1000, latencies);
   const elapsed = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuStart);
   const out = { moves: latencies.length, seconds: elapsed, cpu_s: (cpu.user + cpu.system) / 1e6, latencies };
