@@ -21,6 +21,14 @@ warm-up game included, as the server's is). At one game a move waits for the cli
 in turn, so a client that spends more per move lowers its way's moves per second as surely as the
 server would: the Connect client's gRPC-Web, which reads every answer through its streaming path,
 spends about twice what grpcio's does (docs/PERFORMANCE.md "Browser protocols").
+
+The ``-node`` ways play the same loop through the stock TypeScript runtime that browsers and Node
+front ends use (@connectrpc/connect-node: Connect binary and gRPC-Web over each HTTP version,
+clients/ts/bench/web_moves.ts, bundled by clients/ts's esbuild and run by node, its CPU its own,
+counted after an untimed warm-up); they are skipped, with a sentence saying ``make ts-deps``, where
+node or clients/ts/node_modules is missing (``--no-node`` leaves them out). ``web_port_vs_grpc``
+keeps the Python client's figures as its headline fields, adds the stock client's as ``node_*``, and
+judges the floor way by way in ``ways``, each naming its client.
 """
 
 from __future__ import annotations
