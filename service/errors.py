@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import grpc
 from bigtwo.codec.errors import CodecFieldError
 from bigtwo.engine import DealCodeError, DealError, EventLogError, Refusal, RulesetError
+from bigtwo.engine.bots.learned import LearnedUnavailable
 from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
@@ -224,6 +225,10 @@ def to_rpc_status(exc: BaseException, request_id: str = "") -> tuple[grpc.Status
         if isinstance(exc, Shed):
             details.append(_pack(error_details_pb2.RetryInfo(retry_delay=_retry_delay(exc.retry_after))))
             count_shed(exc.reason)
+    elif isinstance(exc, LearnedUnavailable):
+        # A server installed without its server extra's numpy: the level is known, it cannot play here.
+        code, message = grpc.StatusCode.UNIMPLEMENTED, str(exc)
+        details = [_pack(error_details_pb2.ErrorInfo(reason="BOT_LEVEL_NOT_INSTALLED", domain=DOMAIN))]
     elif isinstance(exc, _ENGINE_INPUT_ERRORS):
         code, message = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
         details = [

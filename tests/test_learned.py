@@ -100,3 +100,16 @@ def test_without_numpy_the_level_is_refused_in_a_sentence_naming_the_extra() -> 
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     assert "pip install 'bigtwo[learned]'" in run.stdout and "needs numpy" in run.stdout, run.stdout
     assert run.stdout.rstrip().endswith("great")  # the other levels play on
+
+
+def test_a_server_without_numpy_refuses_the_learned_level_unimplemented_naming_the_extra() -> None:
+    from bigtwo.engine.bots.learned import MISSING_NUMPY, LearnedUnavailable
+    from bigtwo.service.errors import to_rpc_status
+    from google.rpc import error_details_pb2, status_pb2
+
+    status, code = to_rpc_status(LearnedUnavailable(MISSING_NUMPY))
+    assert code.name == "UNIMPLEMENTED"
+    proto = status_pb2.Status.FromString(dict(status.trailing_metadata)["grpc-status-details-bin"])
+    info = error_details_pb2.ErrorInfo()
+    assert proto.details[0].Unpack(info) and info.reason == "BOT_LEVEL_NOT_INSTALLED"
+    assert "bigtwo[learned]" in proto.message
