@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import shutil
 import socket
@@ -43,7 +44,7 @@ from .local_server import free_port
 BENCH_KEY = b"ledger bench key, never a deployment's: 32+ characters"
 
 
-def _start_redis(folder: str) -> tuple[subprocess.Popen[bytes], str]:
+def _start_redis(folder: str, cpus: set[int] | None = None) -> tuple[subprocess.Popen[bytes], str]:
     binary = shutil.which("redis-server")
     if binary is None:
         raise SystemExit("ledger_bench needs redis-server (make redis), or --url of a running Redis")
@@ -52,6 +53,7 @@ def _start_redis(folder: str) -> tuple[subprocess.Popen[bytes], str]:
         [binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", folder, "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
     )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -169,12 +171,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=200, help="deals played move by move (default %(default)s)")
     parser.add_argument("--seed", type=int, default=33)
     parser.add_argument("--url", default="", help="a running Redis (default: start redis-server here)")
+    parser.add_argument(
+        "--redis-cpus",
+        default="",
+        help="CPUs for the redis-server it starts, e.g. 1 (this process keeps the others): Redis on cores of "
+        "its own, as a deployment gives it, instead of taking turns with the bench's event loop",
+    )
     args = parser.parse_args(argv)
+    redis_cpus = {int(cpu) for cpu in args.redis_cpus.split(",") if cpu.strip()}
+    if redis_cpus:
+        mine = os.sched_getaffinity(0) - redis_cpus
+        if not mine or not redis_cpus <= os.sched_getaffinity(0):
+            parser.error(f"--redis-cpus {args.redis_cpus}: name CPUs of {sorted(os.sched_getaffinity(0))}, leaving one")
+        os.sched_setaffinity(0, mine)
     with tempfile.TemporaryDirectory(prefix="ledger-bench-") as folder:
         process = None
         url = args.url
         if not url:
-            process, url = _start_redis(folder)
+            process, url = _start_redis(folder, redis_cpus or None)
         try:
             figures = asyncio.run(measure(url, args.deals, args.seed))
             figures["stream"] = asyncio.run(measure_streams(url, args.deals, args.seed))

@@ -15,10 +15,10 @@ Reading them is this level's one file read, done once per process on first use.
 from __future__ import annotations
 
 import random
-from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from ..cache import BoundedCache
 from ..deal import Move
 from ..observation import Observation
 from ..rules import Ruleset
@@ -70,9 +70,12 @@ def _arrays(np: Any, data: Any) -> Weights:
     return {name: np.asarray(data[name], dtype=np.float32) for name in names}
 
 
-@cache
+_SHIPPED: BoundedCache[str, Weights] = BoundedCache("engine.bots.learned.weights", 1)
+"""The shipped network, read once per process (1.1 MB of arrays; one entry: there is one file)."""
+
+
 def shipped_weights() -> Weights:
-    return load_weights()
+    return _SHIPPED.get_or_compute("shipped", lambda _: load_weights())
 
 
 def q_values(weights: Weights, state: npt.NDArray[Any], actions: npt.NDArray[Any]) -> npt.NDArray[Any]:
