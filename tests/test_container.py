@@ -87,6 +87,7 @@ def test_cgroup_v1_with_joined_controllers_and_a_host_path_outside_the_container
     proc = tmp_path / "proc-cgroup"
     proc.write_text("12:memory:/docker/abc123\n4:cpu,cpuacct:/docker/abc123\n1:name=systemd:/docker/abc123\n")
     budget = read_budget(root, proc)
+    # Read from the fake cgroup files above (a CPU quota, not a time); the affinity mask caps it.
     assert budget.cpus == min(1.5, AFFINITY)
     assert budget.cpu_source == ("cgroup v1 cpu.cfs_quota_us" if AFFINITY > 1.5 else "affinity")
     assert (budget.memory_bytes, budget.memory_source) == (384 * MIB, "cgroup v1 memory.limit_in_bytes")

@@ -107,6 +107,8 @@ def test_ordinary_hands_are_listed_hinted_and_split_on_the_loop() -> None:
             ("BotMove", api.BotMoveRequest(game=game, level="random")),
         ):
             placement = placed(method, request, core)
+            # bound_us is the cost bound computed from the request's counts before any work (no clock
+            # is read): the placement rule, not a timing.
             assert placement.where is Where.LOOP and placement.bound_us <= LOOP_BUDGET_US, (method, seed, placement)
     code = str(DealCode(3))
     by_log = api.LegalMovesRequest(game=pb.Game(log=pb.GameLog(ruleset=CLASSIC, deal_code=code)))

@@ -72,6 +72,7 @@ def test_a_shed_carries_a_retry_delay_and_the_same_pushback() -> None:
         info = retry_info(status.trailing_metadata)
         assert code is grpc.StatusCode.RESOURCE_EXHAUSTED and info is not None
         delay_ms = info.retry_delay.ToMilliseconds()
+        # The delay the answer advertises (retry_after plus its jitter), read from the status: no clock.
         assert 200 <= delay_ms <= 200 * (1 + SHED_JITTER)
         assert pushback(status.trailing_metadata) == str(delay_ms)
 
