@@ -132,6 +132,48 @@ def test_entries_expire(redis: RedisServer) -> None:
     asyncio.run(main())
 
 
+def test_a_spend_cut_off_before_its_reply_never_hands_that_reply_to_another(redis: RedisServer) -> None:
+    """Each spend has a connection of its own; one cancelled while Redis holds its command
+    (``CLIENT PAUSE``) would leave a reply unread on it. redis-py closes a connection whose read was
+    cut, and the ledger's lanes never put one back: the spends after it read their own replies."""
+
+    async def main() -> None:
+        ledger, admin = replicas(redis)
+        try:
+            assert await ledger.spend(TOKEN, OPENING) is Verdict.FIRST  # a connection now idle
+            await admin._client.execute_command("CLIENT", "PAUSE", 300, "WRITE")
+            cut = asyncio.create_task(ledger.spend(TOKEN + b"cut", OPENING))
+            await asyncio.sleep(0.1)
+            cut.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await cut
+            await asyncio.sleep(0.3)  # the pause ends; Redis now runs the cut spend's SET and replies
+            assert await ledger.spend(TOKEN + b"fresh", OTHER) is Verdict.FIRST
+            assert await ledger.spend(TOKEN + b"fresh", OTHER) is Verdict.RETRY
+            with pytest.raises(FailedPrecondition):
+                await ledger.spend(TOKEN, OTHER)
+            assert ledger.reachable
+        finally:
+            await closed(ledger, admin)
+
+    asyncio.run(main())
+
+
+def test_a_streams_tokens_are_spent_in_one_round_trip_each_with_its_verdict(redis: RedisServer) -> None:
+    async def main() -> None:
+        first, second = replicas(redis)
+        try:
+            assert await first.spend(TOKEN + b"seat", OPENING) is Verdict.FIRST
+            verdicts = await second.spend_all((TOKEN + b"seat", TOKEN + b"game"), OPENING)
+            assert verdicts == [Verdict.RETRY, Verdict.FIRST]
+            with pytest.raises(FailedPrecondition):
+                await second.spend_all((TOKEN + b"other", TOKEN + b"game"), OTHER)
+        finally:
+            await closed(first, second)
+
+    asyncio.run(main())
+
+
 @pytest.mark.parametrize("mode", list(LedgerMode), ids=lambda mode: mode.value)
 def test_redis_killed_mid_game(redis: RedisServer, mode: LedgerMode) -> None:
     async def main() -> None:
