@@ -63,7 +63,7 @@ from .errors import FailedPrecondition, ResourceExhausted, at_field, bad_field
 from .game import CallInfo, Game, MoveResult, rebuild_events
 from .judging import MoveJudge
 from .limits import LIMITS, Limits
-from .loading import GameLoader, GameTokens, require, view_seat_field, view_seat_of
+from .loading import CardSource, GameLoader, GameTokens, require, view_seat_field, view_seat_of
 from .streams import StreamSession
 from .tokens import SEAL_SECRET_BYTES, TableSeal, TokenCodec
 
@@ -131,13 +131,10 @@ class Core:
     def deal(self, request: api.DealRequest, info: CallInfo) -> api.DealResponse:
         rules = cv.ruleset_from(request.ruleset, "ruleset")
         view_seat = view_seat_field(request, rules)
-        source = request.WhichOneof("source")
         bots = bot_seats_of(request, rules, view_seat)
         levels = bot_levels_of(request, rules, view_seat, bots)
         seal = TableSeal(self.games.entropy(SEAL_SECRET_BYTES), levels)
-        game = self.games.start(
-            rules, source or "", request.deal_code, list(request.explicit_deal.hands), request.context, "", info, seal
-        )
+        game = self.games.start(rules, CardSource.of_request(request), info, seal)
         info.deals_started += 1
         if game.deal.over:
             info.deals_finished += 1
@@ -439,14 +436,10 @@ class Core:
         rules = cv.ruleset_from(log.ruleset, "log.ruleset")
         view_seat = view_seat_field(request, rules)
         self.games.check_moves(log.moves, "log.moves")
-        source = log.WhichOneof("deal")
-        if source is None:
-            raise bad_field("log.deal_code", "a log needs its cards: set deal_code or explicit_deal")
+        source = CardSource.of_log(log, "log")
         # A table of its own (its tokens are not another replay's of the same log); no bot levels.
         seal = TableSeal(self.games.entropy(SEAL_SECRET_BYTES), bytes(MAX_SEATS))
-        game = self.games.start(
-            rules, source, log.deal_code, list(log.explicit_deal.hands), log.context, "log", info, seal
-        )
+        game = self.games.start(rules, source, info, seal)
         out = api.ReplayLogResponse()
         deal = game.deal
         for index, text in enumerate(log.moves):

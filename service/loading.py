@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from bigtwo.engine import Deal, DealCode, Move, Refusal, Ruleset, deal_from_code, explicit_deal
 from bigtwo.v1 import service_pb2 as api
@@ -19,6 +20,37 @@ from .errors import InvalidArgument, ResourceExhausted, at_field, bad_field
 from .game import CallInfo, Game
 from .limits import LIMITS, Limits, quote
 from .tokens import DealIdentity, TableSeal, TokenCodec, explicit_identity, identity_of
+
+
+@dataclass(frozen=True, slots=True)
+class CardSource:
+    """Where a new deal's cards come from, as a request or a log names them, and the field path its
+    refusals name."""
+
+    kind: str
+    """``deal_code``, ``explicit_deal``, or empty: fresh entropy."""
+    code_text: str = ""
+    hands: tuple[str, ...] = ()
+    context: pb.DealContext | None = None
+    path: str = ""
+    """The message holding the fields (``log``), empty at the request's top level."""
+
+    @classmethod
+    def of_request(cls, request: api.DealRequest) -> CardSource:
+        return cls(
+            request.WhichOneof("source") or "",
+            request.deal_code,
+            tuple(request.explicit_deal.hands),
+            request.context,
+        )
+
+    @classmethod
+    def of_log(cls, log: pb.GameLog, path: str) -> CardSource:
+        """A log's cards (refused, naming ``path``, when it has none)."""
+        kind = log.WhichOneof("deal")
+        if kind is None:
+            raise bad_field(f"{path}.deal_code", "a log needs its cards: set deal_code or explicit_deal")
+        return cls(kind, log.deal_code, tuple(log.explicit_deal.hands), log.context, path)
 
 
 class GameLoader:
@@ -42,37 +74,18 @@ class GameLoader:
         info.preset = ruleset.preset
         return public_id
 
-    def start(
-        self,
-        ruleset: Ruleset,
-        source: str,
-        code_text: str,
-        hands: list[str],
-        context_msg: pb.DealContext,
-        path: str,
-        info: CallInfo,
-        seal: TableSeal | None = None,
-    ) -> Game:
-        """A new deal from a code (``source == "deal_code"``), explicit hands, or fresh (None);
-        ``seal``: what ``Deal`` fixed for it (its tokens carry it)."""
-        deal, identity, public_id = self._dealt(ruleset, source, code_text, hands, context_msg, path, info)
+    def start(self, ruleset: Ruleset, source: CardSource, info: CallInfo, seal: TableSeal | None = None) -> Game:
+        """A new deal from ``source``; ``seal``: what ``Deal`` fixed for it (its tokens carry it)."""
+        deal, identity, public_id = self._dealt(ruleset, source, info)
         return Game(ruleset, deal, identity, deal.face_up_card, deal.face_up_seat, public_id=public_id, seal=seal)
 
-    def _dealt(
-        self,
-        ruleset: Ruleset,
-        source: str,
-        code_text: str,
-        hands: list[str],
-        context_msg: pb.DealContext,
-        path: str,
-        info: CallInfo,
-    ) -> tuple[Deal, DealIdentity, str]:
+    def _dealt(self, ruleset: Ruleset, source: CardSource, info: CallInfo) -> tuple[Deal, DealIdentity, str]:
         """A new deal (see :meth:`start`), its identity and its public name."""
-        base = path
-        path = f"{path}." if path else ""
+        base = source.path
+        path = f"{base}." if base else ""
         limits = self.limits
-        if source == "explicit_deal":
+        hands = source.hands
+        if source.kind == "explicit_deal":
             if len(hands) > 4:
                 raise bad_field(f"{path}explicit_deal.hands", "at most 4 hands")
             for seat, text in enumerate(hands):
@@ -82,16 +95,16 @@ class GameLoader:
                 dealt = explicit_deal(list(hands), ruleset)
             identity = explicit_identity(self.entropy(8))  # never a function of the hands
         else:
-            if source == "deal_code":
-                if len(code_text) > limits.deal_code_text:
+            if source.kind == "deal_code":
+                if len(source.code_text) > limits.deal_code_text:
                     raise bad_field(f"{path}deal_code", "a deal code is 13 symbols")
                 with at_field(f"{path}deal_code"):
-                    deal_code = DealCode.parse(code_text)
+                    deal_code = DealCode.parse(source.code_text)
             else:
                 deal_code = DealCode.from_entropy(self.entropy(16))
             dealt = deal_from_code(deal_code, ruleset)
             identity = identity_of(False, deal_code.seed)
-        context = cv.context_from(context_msg, ruleset.players, f"{path}context")
+        context = cv.context_from(source.context or pb.DealContext(), ruleset.players, f"{path}context")
         with at_field(base or "context"):
             deal = Deal.start(ruleset, dealt, context)
         return deal, identity, self._name(identity, ruleset, info)
@@ -115,12 +128,9 @@ class GameLoader:
         """The game a log names; ``seal``: a new table's (a stream opened from a log), else none, so
         that its answers follow from the log alone."""
         ruleset = cv.ruleset_from(log.ruleset, f"{path}.ruleset")
-        source = log.WhichOneof("deal")
-        if source is None:
-            raise bad_field(f"{path}.deal_code", "a log needs its cards: set deal_code or explicit_deal")
+        source = CardSource.of_log(log, path)
         self.check_moves(log.moves, f"{path}.moves")
-        hands = list(log.explicit_deal.hands)
-        deal, identity, public_id = self._dealt(ruleset, source, log.deal_code, hands, log.context, path, info)
+        deal, identity, public_id = self._dealt(ruleset, source, info)
         moves = log.moves
         last = len(moves) - 1
         # The moves before the last are replayed on the bare deal (nothing of a game to keep for
