@@ -9,10 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bigtwo.engine.replay import GameLog, ReplayFormatError, dumps, loads
-from bigtwo.engine.replay.limits import ReplayLimits
-
-DEFAULT_LIMITS = ReplayLimits()
-"""The limits :func:`read_replay` checks when given none (the format's own defaults)."""
+from bigtwo.engine.replay.limits import DEFAULT_LIMITS, ReplayLimits
 
 
 def read_replay(path: str | Path, limits: ReplayLimits = DEFAULT_LIMITS) -> GameLog:
@@ -34,4 +31,4 @@ def write_replay(path: str | Path, log: GameLog) -> None:
     Path(path).write_bytes(dumps(log).encode("utf-8"))
 
 
-__all__ = ["DEFAULT_LIMITS", "read_replay", "write_replay"]
+__all__ = ["read_replay", "write_replay"]
