@@ -62,3 +62,22 @@ def to_numpy(net: QNet) -> dict[str, Any]:
     }
     assert tuple(arrays) == LAYERS
     return arrays
+
+
+def from_numpy(net: QNet, arrays: dict[str, Any]) -> QNet:
+    """Load :func:`to_numpy`'s arrays (a shipped or exported .npz) into ``net``; returns it."""
+    layers = {
+        "state1": ("w1", "b1"),
+        "state2": ("w2", "b2"),
+        "joint_state": ("w3s", "b3"),
+        "joint2": ("w4", "b4"),
+    }
+    with torch.no_grad():
+        for module_name, (weight, bias) in layers.items():
+            module = getattr(net, module_name)
+            module.weight.copy_(torch.from_numpy(np.asarray(arrays[weight]).T.copy()))
+            module.bias.copy_(torch.from_numpy(np.asarray(arrays[bias]).copy()))
+        net.joint_action.weight.copy_(torch.from_numpy(np.asarray(arrays["w3a"]).T.copy()))
+        net.out.weight.copy_(torch.from_numpy(np.asarray(arrays["w5"])[None, :].copy()))
+        net.out.bias.copy_(torch.from_numpy(np.asarray(arrays["b5"]).reshape(1).copy()))
+    return net

@@ -161,12 +161,7 @@ class Trainer:
 
     def save(self) -> Path:
         """The checkpoint, written whole or not at all (a temporary file renamed over the old)."""
-        self.out.mkdir(parents=True, exist_ok=True)
-        path = self.out / CHECKPOINT
-        temporary = path.with_suffix(".tmp")
-        torch.save(self.state(), temporary)
-        os.replace(temporary, path)
-        return path
+        return save_checkpoint(self.out, self.state())
 
     @classmethod
     def resume(cls, out: Path, device: str | None = None) -> Trainer:
@@ -311,12 +306,28 @@ class Trainer:
         point: dict[str, Any] = {"deals": self.deals, "steps": self.steps, "train_minutes": round(self.seconds / 60, 1)}
         point.update(evaluate(self.playing(), self.config.eval_deals, self.config.eval_seed, self.config.eval_against))
         self.curve.append(point)
-        self.out.mkdir(parents=True, exist_ok=True)
-        temporary = self.out / (CURVE + ".tmp")
-        temporary.write_text(json.dumps(self.curve, indent=1) + "\n")
-        os.replace(temporary, self.out / CURVE)
+        write_curve(self.out, self.curve)
         print(f"eval {json.dumps(point)}", file=log, flush=True)
         return point
+
+
+def save_checkpoint(out: Path, state: dict[str, Any]) -> Path:
+    """``state`` into ``out``/checkpoint.pt, written whole or not at all (a temporary file renamed
+    over the old): a run killed while saving resumes from the previous checkpoint."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / CHECKPOINT
+    temporary = path.with_suffix(".tmp")
+    torch.save(state, temporary)
+    os.replace(temporary, path)
+    return path
+
+
+def write_curve(out: Path, curve: list[dict[str, Any]]) -> None:
+    """The evaluation points into ``out``/curve.json, atomically."""
+    out.mkdir(parents=True, exist_ok=True)
+    temporary = out / (CURVE + ".tmp")
+    temporary.write_text(json.dumps(curve, indent=1) + "\n")
+    os.replace(temporary, out / CURVE)
 
 
 def _half(weights: Weights) -> Weights:
