@@ -68,6 +68,10 @@ def test_a_decisions_row_holds_pros_means_and_anchors(tmp_path: Path) -> None:
     # Under the agent's ruleset (zero-sum, at most 3 x 13 points won) a mean / 13 stays within 3.
     searched = buffer.targets[: buffer.filled][kinds == 1]
     assert np.abs(searched).max() <= 3.0 and len(set(searched.tolist())) > 1
+    # An unsearched move (anchor) is held no higher than the worst searched candidate of its row.
+    targets = buffer.targets[: buffer.filled]
+    lowest = np.where(kinds == 1, targets, np.inf).min(axis=1, keepdims=True)
+    assert (kinds == 2).any() and (targets[kinds == 2] <= np.broadcast_to(lowest, targets.shape)[kinds == 2]).all()
 
 
 def test_export_writes_a_distilled_network_the_level_reads(tmp_path: Path) -> None:

@@ -11,8 +11,11 @@ a deal's outcome, and they are what makes ``pro`` beat ``great``. A decision's r
 
 * its searched candidates, target = the candidate's mean value in the search;
 * up to ``anchors`` other legal moves (not searched), target = the starting network's own rating
-  (frozen): the network is asked to keep what it knew of the moves the search never looks at, so
-  fitting the searched ones does not push an unsearched move above great's choice by accident.
+  (frozen), capped at the lowest searched candidate's mean: a move outside great's first few is
+  taken to be no better than the worst of them (pro's own assumption: it never plays one), so the
+  network learns to rank them below the searched ones instead of keeping the starting network's
+  overrated guesses (a first run that kept them uncapped played worse at margin 0 as it trained:
+  docs/BOTS.md).
 
 The loss is the squared error on every cell, plus ``pair_weight`` times the squared error of the
 searched candidates' ratings centred on their decision's mean (the differences between moves,
@@ -70,7 +73,7 @@ class DistillConfig:
     steps: int = 2000
     candidates: int = 4
     """pro's budget for each search (its defaults: ``pro`` as it plays, without a clock)."""
-    anchors: int = 4
+    anchors: int = 6
     pair_weight: float = 4.0
     margin: float = 0.05
     """The margin the learner plays with while collecting and in the curve (see learned.pick): the
@@ -253,9 +256,9 @@ class Distiller:
         else:
             others = []
         acts = action_features(view, [*searched, *others])
-        targets = np.concatenate(
-            [np.asarray(means, dtype=np.float32) / SCALE, q_values(self.init, state, acts[len(searched) :])]
-        ).astype(np.float32)
+        searched_targets = np.asarray(means, dtype=np.float32) / SCALE
+        anchor_targets = np.minimum(q_values(self.init, state, acts[len(searched) :]), searched_targets.min())
+        targets = np.concatenate([searched_targets, anchor_targets]).astype(np.float32)
         self.buffer.add(state, acts, targets, [1] * len(searched) + [2] * len(others))
         self.searches += 1
         if self.buffer.filled >= config.batch:
