@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch", reason="the train extra (torch) is not inst
 
 from bigtwo.engine.bots.learned import LAYERS, MARGIN, load_weights  # noqa: E402
 from bigtwo.tools.learn.__main__ import main  # noqa: E402
-from bigtwo.tools.learn.distill import DistillConfig, Distiller  # noqa: E402
+from bigtwo.tools.learn.distill import DistillConfig, Distiller, RecordingPro  # noqa: E402
 from bigtwo.tools.learn.model import QNet, to_numpy  # noqa: E402
 
 
@@ -84,3 +84,16 @@ def test_export_writes_a_distilled_network_the_level_reads(tmp_path: Path) -> No
     for name in LAYERS:
         np.testing.assert_array_equal(weights[name], run.playing()[name])
     assert "distill" in target.with_suffix(".json").read_text()
+
+
+def test_a_searched_difference_is_cut_by_its_standard_errors() -> None:
+    pro = RecordingPro()
+    # Four worlds; candidate 1 beats the first by 2 in every world (no spread: kept whole),
+    # candidate 2 by +4, -4, +4, -4 (mean 0: no evidence), candidate 3 by 3, 1, 3, 1 (mean 2,
+    # spread 1 a world: standard error 0.5).
+    pro.last_means, pro.last_worlds = (1.0, 3.0, 1.0, 3.0), 4
+    pro.last_diff_sq = (0.0, 16.0, 64.0, 20.0)
+    np.testing.assert_allclose(pro.shrunk(1.0), [1.0, 3.0, 1.0, 2.5])
+    np.testing.assert_allclose(pro.shrunk(0.0), [1.0, 3.0, 1.0, 3.0])
+    pro.last_worlds = 1
+    np.testing.assert_allclose(pro.shrunk(1.0), [1.0, 1.0, 1.0, 1.0])

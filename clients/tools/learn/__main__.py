@@ -83,6 +83,7 @@ def _distill(args: argparse.Namespace) -> int:
                 "init": args.init,
                 "search_odds": args.search_odds,
                 "margin": args.margin,
+                "shrink": args.shrink,
                 "simulations": args.simulations,
                 "steps": args.steps,
                 "eval_every": args.eval_every,
@@ -195,7 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     distill.add_argument(
         "--search-odds", type=float, default=None, help="share of the recorded seat's decisions searched"
     )
-    distill.add_argument("--margin", type=float, default=None, help="the learner's margin (default 0.05)")
+    distill.add_argument("--margin", type=float, default=None, help="the learner's margin (default 0.02)")
+    distill.add_argument(
+        "--shrink", type=float, default=None, help="standard errors cut off each searched difference (default 1)"
+    )
     distill.add_argument("--simulations", type=int, default=None, help="pro's rollouts per search (default 400)")
     distill.add_argument("--steps", type=int, default=None, help="pro's rollout moves per search (default 2000)")
     distill.add_argument("--eval-every", type=int, default=None, help="searches between evaluation points")

@@ -7,9 +7,12 @@ spread (mostly the cards dealt) dwarfs the difference between two moves; its run
 the same guessed worlds of the hidden cards and plays the deal out with ``great``;
 ``ProBot.last_means`` is each candidate's mean value over those worlds. The network is fitted to
 those means (points / SCALE): their differences are paired (common worlds), so far less noisy than
-a deal's outcome, and they are what makes ``pro`` beat ``great``. A decision's row holds:
+a deal's outcome, and they are what makes ``pro`` beat ``great``. Still, one search's worlds are
+few: each candidate's difference with great's choice is cut by ``shrink`` standard errors of that
+paired difference (pro's own test), so what the network learns is where pro would deviate, not
+each search's luck. A decision's row holds:
 
-* its searched candidates, target = the candidate's mean value in the search;
+* its searched candidates, target = great's choice's mean plus the candidate's shrunk difference;
 * up to ``anchors`` other legal moves (not searched), target = the starting network's own rating
   (frozen), capped at the lowest searched candidate's mean: a move outside great's first few is
   taken to be no better than the worst of them (pro's own assumption: it never plays one), so the
@@ -63,7 +66,7 @@ class DistillConfig:
     seed: int = 1
     rulesets: tuple[str, ...] = ("ppo",)
     lr: float = 1e-4
-    batch: int = 32
+    batch: int = 16
     """Decisions per Adam step (every cell of each)."""
     buffer: int = 20_000
     """Decisions kept (the most recent)."""
@@ -73,13 +76,17 @@ class DistillConfig:
     steps: int = 2000
     candidates: int = 4
     """pro's budget for each search (its defaults: ``pro`` as it plays, without a clock)."""
+    shrink: float = 1.0
+    """Standard errors taken off each candidate's paired difference with great's choice (a soft
+    threshold; 0: the raw means). 1 is pro's own margin: a difference the search cannot tell from
+    noise becomes no difference, so the network learns pro's deviations, not each search's luck."""
     anchors: int = 6
     pair_weight: float = 4.0
-    margin: float = 0.05
+    margin: float = 0.02
     """The margin the learner plays with while collecting and in the curve (see learned.pick): the
     search's targets are paired, so the network's own preferences should need less of a margin
     than the Monte Carlo runs' 0.1-0.3."""
-    eval_margins: tuple[float, ...] = (0.0, 0.1, 0.3)
+    eval_margins: tuple[float, ...] = (0.0, 0.05, 0.1, 0.3)
     """Other margins each evaluation point also measures, against great only (cheap)."""
     checkpoint_every: int = 500
     eval_every: int = 5_000
@@ -155,7 +162,9 @@ class Distiller:
         self.net = from_numpy(QNet(self.torch_rng), self.init).to(self.device)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=config.lr)
         self.buffer = DecisionBuffer(config.buffer, config.columns)
-        self.pro = ProBot(Budget(simulations=config.simulations, steps=config.steps, candidates=config.candidates))
+        self.pro = RecordingPro(
+            Budget(simulations=config.simulations, steps=config.steps, candidates=config.candidates)
+        )
         self.deals = self.searches = self.steps = 0
         self.seconds = 0.0
         self.loss = float("nan")
@@ -256,7 +265,7 @@ class Distiller:
         else:
             others = []
         acts = action_features(view, [*searched, *others])
-        searched_targets = np.asarray(means, dtype=np.float32) / SCALE
+        searched_targets = self.pro.shrunk(config.shrink) / SCALE
         anchor_targets = np.minimum(q_values(self.init, state, acts[len(searched) :]), searched_targets.min())
         targets = np.concatenate([searched_targets, anchor_targets]).astype(np.float32)
         self.buffer.add(state, acts, targets, [1] * len(searched) + [2] * len(others))
@@ -359,10 +368,35 @@ class Distiller:
         return (
             f"python -m bigtwo.tools.learn distill --out {self.out} --seed {config.seed} --init {config.init} "
             f"--rulesets {','.join(config.rulesets)} --simulations {config.simulations} --steps {config.steps} "
-            f"--search-odds {config.search_odds} --margin {config.margin} --eval-every {config.eval_every} "
-            f"--eval-deals {config.eval_deals} "
+            f"--search-odds {config.search_odds} --margin {config.margin} --shrink {config.shrink} "
+            f"--eval-every {config.eval_every} --eval-deals {config.eval_deals} "
             f"--checkpoint-every {config.checkpoint_every}"
         )
+
+
+class RecordingPro(ProBot):
+    """pro, keeping what its last search knew of each candidate's paired difference with the
+    first (great's choice): the sums of squares behind its margin test."""
+
+    last_diff_sq: tuple[float, ...] = ()
+    last_worlds = 0
+
+    def _pick(self, totals: list[float], diff_sq: list[float], done: int) -> int:
+        self.last_diff_sq, self.last_worlds = tuple(diff_sq), done
+        return super()._pick(totals, diff_sq, done)
+
+    def shrunk(self, errors: float) -> np.ndarray[Any, Any]:
+        """Each candidate's mean with its difference to the first's soft-thresholded by ``errors``
+        standard errors of that paired difference (one world: no evidence, every candidate the
+        first's mean)."""
+        means = np.asarray(self.last_means, dtype=np.float64)
+        done = self.last_worlds
+        diff = means - means[0]
+        if done < 2:
+            return np.full(len(means), means[0], dtype=np.float32)
+        var = np.maximum(np.asarray(self.last_diff_sq) / done - diff**2, 0.0)
+        cut = errors * np.sqrt(var / done)
+        return (means[0] + np.sign(diff) * np.maximum(np.abs(diff) - cut, 0.0)).astype(np.float32)
 
 
 def initial_weights(init: str) -> Weights:
