@@ -396,7 +396,8 @@ class RecordingPro(ProBot):
             return np.full(len(means), means[0], dtype=np.float32)
         var = np.maximum(np.asarray(self.last_diff_sq) / done - diff**2, 0.0)
         cut = errors * np.sqrt(var / done)
-        return (means[0] + np.sign(diff) * np.maximum(np.abs(diff) - cut, 0.0)).astype(np.float32)
+        out: np.ndarray[Any, Any] = (means[0] + np.sign(diff) * np.maximum(np.abs(diff) - cut, 0.0)).astype(np.float32)
+        return out
 
 
 def initial_weights(init: str) -> Weights:
