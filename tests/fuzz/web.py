@@ -20,11 +20,11 @@ and go under the fuzzer (the server's memory bound covers them).
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import struct
-import urllib.error
-import urllib.request
+import urllib.parse
 from dataclasses import dataclass
 
 import grpc
@@ -71,18 +71,21 @@ def send_web(
         headers["grpc-timeout"] = f"{milliseconds}m"
         body = b"\x00" + struct.pack(">I", len(payload)) + payload
     headers["x-request-id"] = request_id
-    request = urllib.request.Request(base + path, data=body, headers=headers, method="POST")
+    address = urllib.parse.urlsplit(base)
+    connection = http.client.HTTPConnection(address.hostname or "127.0.0.1", address.port, timeout=deadline + margin)
     try:
-        with urllib.request.urlopen(request, timeout=deadline + margin) as response:
-            status, answer_headers, data = response.status, response.headers, response.read()
-    except urllib.error.HTTPError as error:
-        status, answer_headers, data = error.code, error.headers, error.read()
+        # The server may answer before reading the whole body (a bound it checks as the body
+        # comes in) and close: its answer waits to be read, as a browser reads it.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            connection.request("POST", path, body=body, headers=headers)
+        response = connection.getresponse()
+        status, answer_headers, data = response.status, response.headers, response.read()
     except TimeoutError:
         return WebAnswer("HANG", "no answer within the deadline and margin")
-    except (urllib.error.URLError, http.client.HTTPException, ConnectionError) as error:
-        if isinstance(getattr(error, "reason", None), TimeoutError):
-            return WebAnswer("HANG", "no answer within the deadline and margin")
+    except (http.client.HTTPException, OSError) as error:
         return WebAnswer("UNAVAILABLE", f"{type(error).__name__}: {error}")
+    finally:
+        connection.close()
     header_bytes = sum(len(key) + len(value) for key, value in answer_headers.items())
     if protocol == "connect":
         return _connect_answer(status, data, header_bytes)
