@@ -43,9 +43,8 @@ def _train(args: argparse.Namespace) -> int:
         trainer = Trainer.resume(out, args.device)
         print(f"resuming {out / CHECKPOINT}: deals {trainer.deals}, steps {trainer.steps}", file=sys.stderr)
     else:
-        overrides = {
-            k: v
-            for k, v in {
+        overrides = _given(
+            {
                 "seed": args.seed,
                 "warm_deals": args.warm_deals,
                 "eval_every": args.eval_every,
@@ -53,9 +52,8 @@ def _train(args: argparse.Namespace) -> int:
                 "checkpoint_every": args.checkpoint_every,
                 "rulesets": tuple(args.rulesets.split(",")) if args.rulesets else None,
                 "league": _league(args.league) if args.league else None,
-            }.items()
-            if v is not None
-        }
+            }
+        )
         trainer = Trainer(Config(**overrides), out, args.device)
         print(f"new run in {out}: {json.dumps(asdict(trainer.config))}", file=sys.stderr)
     print(f"device {trainer.device}, torch threads {torch.get_num_threads()}", file=sys.stderr)
@@ -63,6 +61,11 @@ def _train(args: argparse.Namespace) -> int:
     trainer.run(args.max_deals, None if minutes is None else minutes * 60)
     print(f"checkpoint {out / CHECKPOINT}: deals {trainer.deals}, steps {trainer.steps}", file=sys.stderr)
     return 0
+
+
+def _given(options: dict[str, Any]) -> dict[str, Any]:
+    """The options given on the command line (the run's config keeps its defaults for the rest)."""
+    return {name: value for name, value in options.items() if value is not None}
 
 
 def _distill(args: argparse.Namespace) -> int:
@@ -76,9 +79,8 @@ def _distill(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     else:
-        overrides = {
-            k: v
-            for k, v in {
+        overrides = _given(
+            {
                 "seed": args.seed,
                 "init": args.init,
                 "search_odds": args.search_odds,
@@ -90,9 +92,8 @@ def _distill(args: argparse.Namespace) -> int:
                 "eval_deals": args.eval_deals,
                 "checkpoint_every": args.checkpoint_every,
                 "rulesets": tuple(args.rulesets.split(",")) if args.rulesets else None,
-            }.items()
-            if v is not None
-        }
+            }
+        )
         config = DistillConfig(**overrides)
         distiller = Distiller(config, out, initial_weights(config.init), args.device)
         print(f"new distillation run in {out}: {json.dumps(asdict(config))}", file=sys.stderr)
